@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# One entry for everything.  `make` builds into build/; `make test` runs every
+# test tier and prints one summary line; `make demo` and `make bench` run the
+# product.  Every entry point installs its Debian packages first (make deps).
+
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+O        := build
+
+CFLAGS   ?= -O2 -g
+XLB_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+	      -Iuser -Ibpf -I$(O)
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	      -fno-omit-frame-pointer
+# the harness compares literals (int) with whatever the test passes
+TEST_CFLAGS = -I$(O)/kselftest -Wno-unused-parameter -Wno-sign-compare
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Ibpf -I$(O)
+# <linux/types.h> needs <asm/types.h>, which Debian keeps in the multiarch
+# directory that clang -target bpf does not search on its own.
+BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
+
+LIBXLB_SRCS := $(addprefix user/,error.c lookup_table.c maglev.c ring.c)
+LIBXLB_OBJS := $(LIBXLB_SRCS:user/%.c=$(O)/obj/%.o)
+LIBXLB      := $(O)/libxlb.a
+
+TOOLS       := $(O)/xlb-analyze $(O)/xlb-bench
+UNIT_TESTS  := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(wildcard tests/unit/*.c))
+ASAN_TESTS  := $(patsubst tests/unit/%.c,$(O)/asan/tests/unit/%,$(wildcard tests/unit/*.c))
+BPF_PROGS   := $(patsubst bpf/%.bpf.c,$(O)/%.bpf.o,$(wildcard bpf/*.bpf.c))
+BPF_SKELS   := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(wildcard bpf/*.bpf.c))
+BPF_TESTS   := $(patsubst tests/bpf/%.c,$(O)/tests/bpf/%,$(wildcard tests/bpf/*.c))
+# BPF programs that exist only for tests (tests/bpf/progs/*.bpf.c)
+TEST_PROGS  := $(patsubst tests/bpf/progs/%.bpf.c,$(O)/tests/bpf/progs/%.skel.h,$(wildcard tests/bpf/progs/*.bpf.c))
+
+KSFT_TAR    := /usr/src/linux-source-6.1.tar.xz
+KSFT_HDR    := $(O)/kselftest/kselftest_harness.h
+
+LDLIBS_BPF  := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+
+.PHONY: all deps test test-unit test-unit-asan test-bpf demo bench clean
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+# Packages first, also when several goals are given at once.
+ifneq ($(filter-out deps clean,$(or $(MAKECMDGOALS),all)),)
+DEPS_RC := $(shell tools/deps.sh >&2; echo $$?)
+ifneq ($(DEPS_RC),0)
+$(error installing Debian packages failed (tools/deps.sh); run it as root)
+endif
+endif
+
+deps:
+	@tools/deps.sh
+
+all: $(LIBXLB) $(TOOLS) $(BPF_PROGS) $(BPF_SKELS)
+
+# --- libxlb -----------------------------------------------------------------
+$(O)/obj/%.o: user/%.c $(wildcard user/*.h bpf/*.h) | $(O)/obj
+	$(CC) $(XLB_CFLAGS) -c -o $@ $<
+
+$(LIBXLB): $(LIBXLB_OBJS)
+	$(AR) rcs $@ $^
+
+$(O)/xlb-analyze: tools/xlb-analyze.c $(LIBXLB)
+	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) -lm
+
+$(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(BPF_SKELS)
+	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_BPF) -lm
+
+# --- BPF --------------------------------------------------------------------
+$(O)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(O)
+	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+
+%.skel.h: %.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# --- tests ------------------------------------------------------------------
+# The kernel's own kselftest harness, extracted (headers only) from Debian's
+# linux-source-6.1; nothing of the kernel tree is committed.
+$(KSFT_HDR):
+	@mkdir -p $(O)/kselftest
+	tar -xJf $(KSFT_TAR) -C $(O)/kselftest --strip-components=4 --wildcards \
+		'linux-source-6.1/tools/testing/selftests/kselftest.h' \
+		'linux-source-6.1/tools/testing/selftests/kselftest_harness.h'
+	@touch $@
+
+$(O)/tests/unit/%: tests/unit/%.c $(LIBXLB) $(KSFT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) -lm
+
+# Unit tests again, library and test compiled with ASan and UBSan.
+$(O)/asan/tests/unit/%: tests/unit/%.c $(LIBXLB_SRCS) $(KSFT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB_SRCS) -lm
+
+$(O)/tests/bpf/progs/%.bpf.o: tests/bpf/progs/%.bpf.c $(wildcard bpf/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+
+$(O)/tests/bpf/%: tests/bpf/%.c $(LIBXLB) $(BPF_SKELS) $(TEST_PROGS) $(KSFT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -I$(O)/tests/bpf/progs -o $@ $< \
+		$(LIBXLB) $(LDLIBS_BPF) -lm
+
+test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS)
+	@tests/run.sh unit unit-asan bpf
+
+test-unit: $(UNIT_TESTS)
+	@tests/run.sh unit
+
+test-unit-asan: $(ASAN_TESTS)
+	@tests/run.sh unit-asan
+
+test-bpf: $(BPF_TESTS)
+	@tests/run.sh bpf
+
+# --- product ----------------------------------------------------------------
+DURATION ?= 60
+
+demo: all
+	@tools/demo.sh $(DURATION)
+
+bench: all
+	@$(O)/xlb-bench tables
+
+$(O) $(O)/obj:
+	@mkdir -p $@
+
+clean:
+	rm -rf $(O)

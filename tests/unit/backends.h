@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers for table tests: a set of named backends and share statistics. */
+#ifndef XLB_TEST_BACKENDS_H
+#define XLB_TEST_BACKENDS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lookup_table.h"
+#include "rand.h"
+
+#define TEST_KEY ((struct xlb_hash_key){ 0x5eed5eed12345678ULL, 0x0123456789abcdefULL })
+
+struct backend_set {
+	size_t n;
+	struct xlb_backend_spec spec[1100];
+	char names[1100][XLB_NAME_MAX + 1];
+};
+
+/* Backend i is "10.0.x.y"-style named and has id i. */
+static inline void set_init(struct backend_set *s, size_t n)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->n = n;
+	for (i = 0; i < n; i++) {
+		snprintf(s->names[i], sizeof(s->names[i]), "10.%zu.%zu.%zu",
+			 i / 65536, (i / 256) % 256, i % 256);
+		s->spec[i].name = s->names[i];
+		s->spec[i].weight = 1;
+		s->spec[i].id = (uint16_t)i;
+		s->spec[i].state = XLB_BACKEND_ACTIVE;
+	}
+}
+
+/* Drop backend k, keeping ids of the others. */
+static inline void set_remove(struct backend_set *s, size_t k)
+{
+	size_t i;
+
+	for (i = k; i + 1 < s->n; i++) {
+		s->spec[i] = s->spec[i + 1];
+		memcpy(s->names[i], s->names[i + 1], sizeof(s->names[i]));
+		s->spec[i].name = s->names[i];
+	}
+	s->n--;
+}
+
+static inline void set_shuffle(struct backend_set *s, uint64_t seed)
+{
+	struct xlb_rand r = { seed };
+	size_t i, j;
+
+	for (i = s->n - 1; i > 0; i--) {
+		struct xlb_backend_spec t;
+
+		j = xlb_rand_next(&r) % (i + 1);
+		t = s->spec[i];
+		s->spec[i] = s->spec[j];
+		s->spec[j] = t;
+	}
+}
+
+static inline struct xlb_table_params params(uint32_t algo, uint32_t m,
+					     uint32_t vnodes)
+{
+	return (struct xlb_table_params){ .algo = algo, .size = m,
+					  .vnodes = vnodes, .key = TEST_KEY };
+}
+
+/* max/avg and min/avg of slot counts over usable ids, weight-proportional. */
+static inline void share_stats(const struct xlb_table *t,
+			       const struct backend_set *s,
+			       double *max_avg, double *min_avg)
+{
+	uint64_t total_w = 0;
+	size_t i;
+
+	*max_avg = 0;
+	*min_avg = 1e9;
+	for (i = 0; i < s->n; i++)
+		if (s->spec[i].state == XLB_BACKEND_ACTIVE)
+			total_w += s->spec[i].weight;
+	for (i = 0; i < s->n; i++) {
+		double expect, r;
+
+		if (s->spec[i].state != XLB_BACKEND_ACTIVE || !s->spec[i].weight)
+			continue;
+		expect = (double)t->size * s->spec[i].weight / total_w;
+		r = xlb_table_count(t, s->spec[i].id) / expect;
+		if (r > *max_avg)
+			*max_avg = r;
+		if (r < *min_avg)
+			*min_avg = r;
+	}
+}
+
+#endif /* XLB_TEST_BACKENDS_H */

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Validation and the parts shared by both table algorithms: size list,
+ * canonical (name) order, fingerprint, diff.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lookup_table.h"
+
+const uint32_t xlb_table_sizes[] = { XLB_TABLE_SIZES };
+const size_t xlb_table_sizes_count =
+	sizeof(xlb_table_sizes) / sizeof(xlb_table_sizes[0]);
+
+int xlb_table_size_valid(uint32_t m)
+{
+	size_t i;
+
+	for (i = 0; i < xlb_table_sizes_count; i++)
+		if (xlb_table_sizes[i] == m)
+			return 1;
+	return 0;
+}
+
+int xlb_algo_parse(const char *s, uint32_t *algo)
+{
+	if (!strcmp(s, "maglev"))
+		*algo = XLB_ALGO_MAGLEV;
+	else if (!strcmp(s, "ring"))
+		*algo = XLB_ALGO_RING;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *xlb_algo_name(uint32_t algo)
+{
+	switch (algo) {
+	case XLB_ALGO_MAGLEV:
+		return "maglev";
+	case XLB_ALGO_RING:
+		return "ring";
+	}
+	return "unknown";
+}
+
+static int cmp_spec_name(const void *a, const void *b)
+{
+	const struct xlb_backend_spec *x = *(const struct xlb_backend_spec * const *)a;
+	const struct xlb_backend_spec *y = *(const struct xlb_backend_spec * const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+static void sizes_list(char *buf, size_t len)
+{
+	size_t i, off = 0;
+
+	for (i = 0; i < xlb_table_sizes_count && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%u", i ? ", " : "",
+				xlb_table_sizes[i]);
+}
+
+static int validate_params(const struct xlb_table_params *p, size_t n,
+			   struct xlb_err *err)
+{
+	char sizes[160];
+
+	if (!xlb_table_size_valid(p->size)) {
+		sizes_list(sizes, sizeof(sizes));
+		return xlb_errf(err, EINVAL,
+				"table size %u is not allowed; use one of: %s",
+				p->size, sizes);
+	}
+	if (p->algo != XLB_ALGO_MAGLEV && p->algo != XLB_ALGO_RING)
+		return xlb_errf(err, EINVAL,
+				"algorithm %u is unknown; use maglev or ring",
+				p->algo);
+	if (p->algo == XLB_ALGO_RING && p->vnodes == 0)
+		return xlb_errf(err, EINVAL,
+				"vnodes must be at least 1 for the ring");
+	if (n > p->size)
+		return xlb_errf(err, E2BIG,
+				"%zu backends do not fit a table of %u slots",
+				n, p->size);
+	if (n > XLB_BACKEND_ID_MAX + 1)
+		return xlb_errf(err, E2BIG,
+				"%zu backends exceed the limit of %u per VIP",
+				n, XLB_BACKEND_ID_MAX + 1);
+	return 0;
+}
+
+static int validate_backend(const struct xlb_backend_spec *b,
+			    struct xlb_err *err)
+{
+	size_t len;
+
+	if (!b->name || !b->name[0])
+		return xlb_errf(err, EINVAL, "backend id %u has an empty name",
+				b->id);
+	len = strnlen(b->name, XLB_NAME_MAX + 1);
+	if (len > XLB_NAME_MAX)
+		return xlb_errf(err, ENAMETOOLONG,
+				"backend name \"%.*s...\" is longer than %d bytes",
+				16, b->name, XLB_NAME_MAX);
+	if (b->id > XLB_BACKEND_ID_MAX)
+		return xlb_errf(err, EINVAL,
+				"backend \"%s\" has id %u; ids are 0..%u",
+				b->name, b->id, XLB_BACKEND_ID_MAX);
+	if (b->state > XLB_BACKEND_DOWN)
+		return xlb_errf(err, EINVAL,
+				"backend \"%s\" has unknown state %u",
+				b->name, b->state);
+	return 0;
+}
+
+/*
+ * Validate everything, then sort a pointer array by name; the sorted order
+ * is the canonical order both algorithms work in.  Duplicate names show up
+ * as neighbours after sorting; duplicate ids through a bitmap.
+ */
+static int canonical_order(const struct xlb_backend_spec *b, size_t n,
+			   const struct xlb_backend_spec **sorted,
+			   struct xlb_err *err)
+{
+	uint8_t *seen;
+	size_t i;
+	int ret = 0;
+
+	seen = calloc((XLB_BACKEND_ID_MAX + 8) / 8, 1);
+	if (!seen)
+		return xlb_errf(err, ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		ret = validate_backend(&b[i], err);
+		if (ret)
+			goto out;
+		if (seen[b[i].id / 8] & (1u << (b[i].id % 8))) {
+			ret = xlb_errf(err, EEXIST,
+				       "backend id %u is used twice (again by \"%s\")",
+				       b[i].id, b[i].name);
+			goto out;
+		}
+		seen[b[i].id / 8] |= 1u << (b[i].id % 8);
+		sorted[i] = &b[i];
+	}
+	qsort(sorted, n, sizeof(*sorted), cmp_spec_name);
+	for (i = 1; i < n; i++)
+		if (!strcmp(sorted[i - 1]->name, sorted[i]->name)) {
+			ret = xlb_errf(err, EEXIST,
+				       "backend name \"%s\" is used twice",
+				       sorted[i]->name);
+			goto out;
+		}
+out:
+	free(seen);
+	return ret;
+}
+
+static int usable(const struct xlb_backend_spec *b)
+{
+	return b->state == XLB_BACKEND_ACTIVE && b->weight > 0;
+}
+
+static int check_weights(const struct xlb_table_params *p,
+			 const struct xlb_backend_spec **u, size_t n,
+			 struct xlb_err *err)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		total += u[i]->weight;
+	if (total > UINT32_MAX)
+		return xlb_errf(err, EOVERFLOW,
+				"total weight %llu overflows; the sum of weights must stay below %u",
+				(unsigned long long)total, UINT32_MAX);
+	if (p->algo == XLB_ALGO_RING &&
+	    total * p->vnodes > XLB_RING_TOKENS_MAX)
+		return xlb_errf(err, EOVERFLOW,
+				"vnodes %u x total weight %llu = %llu ring tokens; the limit is %u",
+				p->vnodes, (unsigned long long)total,
+				(unsigned long long)total * p->vnodes,
+				XLB_RING_TOKENS_MAX);
+	return 0;
+}
+
+int xlb_table_build(struct xlb_table *t, const struct xlb_table_params *p,
+		    const struct xlb_backend_spec *b, size_t n,
+		    struct xlb_err *err)
+{
+	const struct xlb_backend_spec **sorted = NULL;
+	struct xlb_build_ctx c = { .p = p };
+	struct xlb_slot *slots = NULL;
+	size_t i, nu = 0;
+	int ret;
+
+	ret = validate_params(p, n, err);
+	if (ret)
+		return ret;
+	sorted = calloc(n ? n : 1, sizeof(*sorted));
+	slots = malloc((size_t)p->size * sizeof(*slots));
+	if (!sorted || !slots) {
+		ret = xlb_errf(err, ENOMEM, "out of memory for %u slots",
+			       p->size);
+		goto fail;
+	}
+	ret = canonical_order(b, n, sorted, err);
+	if (ret)
+		goto fail;
+	for (i = 0; i < n; i++)
+		if (usable(sorted[i]))
+			sorted[nu++] = sorted[i];
+	ret = check_weights(p, sorted, nu, err);
+	if (ret)
+		goto fail;
+
+	memset(slots, 0xff, (size_t)p->size * sizeof(*slots));
+	c.usable = sorted;
+	c.n_usable = nu;
+	c.slots = slots;
+	if (nu) {
+		ret = p->algo == XLB_ALGO_MAGLEV ? xlb_maglev_fill(&c, err) :
+						   xlb_ring_fill(&c, err);
+		if (ret)
+			goto fail;
+	}
+	free(sorted);
+	t->size = p->size;
+	t->slots = slots;
+	return 0;
+fail:
+	free(sorted);
+	free(slots);
+	return ret;
+}
+
+void xlb_table_free(struct xlb_table *t)
+{
+	free(t->slots);
+	t->slots = NULL;
+	t->size = 0;
+}
+
+static uint64_t rotl64(uint64_t x, int b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+uint64_t xlb_table_fingerprint(const struct xlb_table *t,
+			       const struct xlb_backend_spec *b, size_t n)
+{
+	static const struct xlb_hash_key fp_key = { 0x786c622d66707231ULL,
+						    0x7461626c652d6670ULL };
+	uint64_t *nh, h;
+	size_t i;
+
+	/* nh[id] = hash of the name behind id; nh[NONE] = 0. */
+	nh = calloc(XLB_BACKEND_NONE + 1, sizeof(*nh));
+	if (!nh)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (b[i].id <= XLB_BACKEND_ID_MAX && b[i].name)
+			nh[b[i].id] = xlb_siphash13(&fp_key, b[i].name,
+						    strlen(b[i].name)) | 1;
+	h = 0x9e3779b97f4a7c15ULL ^ t->size;
+	for (i = 0; i < t->size; i++) {
+		uint64_t x = nh[t->slots[i].primary] +
+			     rotl64(nh[t->slots[i].secondary], 29);
+
+		h = (rotl64(h, 27) ^ x) * 0xff51afd7ed558ccdULL;
+	}
+	free(nh);
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+size_t xlb_table_diff(const struct xlb_table *a, const struct xlb_table *b)
+{
+	size_t i, d = 0;
+
+	for (i = 0; i < a->size && i < b->size; i++)
+		d += a->slots[i].primary != b->slots[i].primary;
+	return d;
+}
+
+size_t xlb_table_count(const struct xlb_table *t, uint16_t id)
+{
+	size_t i, c = 0;
+
+	for (i = 0; i < t->size; i++)
+		c += t->slots[i].primary == id;
+	return c;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libxlb: turning backend membership into lookup tables.
+ *
+ * A caller describes a VIP's backends (stable name, id, weight, state) and
+ * gets an M-slot table (bpf/table.h) filled by Maglev or the ring.  Placement
+ * depends only on names, weights, states, the key and M: never on the order
+ * of the array (DESIGN contract 3).  Ids are what the slots hold; the caller
+ * (xlbd) keeps a backend's id for as long as it is a member, so connection
+ * entries that remember an id stay valid across table changes.
+ */
+#ifndef XLB_LOOKUP_TABLE_H
+#define XLB_LOOKUP_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/flow_hash.h"
+#include "../bpf/table.h"
+#include "error.h"
+
+/* A name is 1..XLB_NAME_MAX bytes (no NUL counted). */
+#define XLB_NAME_MAX		63
+
+/* The ring materializes at most this many tokens (vnodes x total weight). */
+#define XLB_RING_TOKENS_MAX	(1u << 22)
+
+/* Default virtual nodes per unit of weight on the ring. */
+#define XLB_RING_VNODES_DEFAULT	100
+
+enum xlb_backend_state {
+	XLB_BACKEND_ACTIVE = 0,	/* gets slots in proportion to its weight */
+	XLB_BACKEND_DRAIN = 1,	/* no slots; flows it has stay via conntrack */
+	XLB_BACKEND_DOWN = 2,	/* unhealthy or administratively out */
+};
+
+enum xlb_algo {
+	XLB_ALGO_MAGLEV = 0,
+	XLB_ALGO_RING = 1,
+};
+
+struct xlb_backend_spec {
+	const char *name;	/* stable identity, e.g. canonical address */
+	uint32_t weight;	/* 0 means draining: no slots */
+	uint16_t id;		/* what slots hold; 0..XLB_BACKEND_ID_MAX */
+	uint8_t state;		/* enum xlb_backend_state */
+};
+
+struct xlb_table_params {
+	uint32_t algo;		/* enum xlb_algo */
+	uint32_t size;		/* M, one of XLB_TABLE_SIZES */
+	uint32_t vnodes;	/* ring: tokens per unit of weight */
+	struct xlb_hash_key key;
+};
+
+struct xlb_table {
+	uint32_t size;
+	struct xlb_slot *slots;
+};
+
+/* True when m is one of the allowed table sizes. */
+int xlb_table_size_valid(uint32_t m);
+
+/* The allowed sizes, for messages and tools. */
+extern const uint32_t xlb_table_sizes[];
+extern const size_t xlb_table_sizes_count;
+
+/*
+ * Fill t (allocated here; free with xlb_table_free) from n backends.
+ * Returns 0, or a negative errno with err->msg saying why; on error *t is
+ * left untouched (never a partial table).
+ */
+int xlb_table_build(struct xlb_table *t, const struct xlb_table_params *p,
+		    const struct xlb_backend_spec *b, size_t n,
+		    struct xlb_err *err);
+
+void xlb_table_free(struct xlb_table *t);
+
+/*
+ * 64-bit digest of the slots, over the names the ids stand for (so two LB
+ * hosts that number backends differently but place them identically agree).
+ * b/n are the specs the table was built from.
+ */
+uint64_t xlb_table_fingerprint(const struct xlb_table *t,
+			       const struct xlb_backend_spec *b, size_t n);
+
+/* Number of slots whose primary id differs; tables must have equal size. */
+size_t xlb_table_diff(const struct xlb_table *a, const struct xlb_table *b);
+
+/* Slots whose primary is id. */
+size_t xlb_table_count(const struct xlb_table *t, uint16_t id);
+
+/* Parse "maglev"/"ring"; returns -EINVAL for anything else. */
+int xlb_algo_parse(const char *s, uint32_t *algo);
+const char *xlb_algo_name(uint32_t algo);
+
+/* Internal: one builder per algorithm, called on validated, sorted input. */
+struct xlb_build_ctx {
+	const struct xlb_table_params *p;
+	const struct xlb_backend_spec **usable;	/* sorted by name */
+	size_t n_usable;
+	struct xlb_slot *slots;			/* p->size entries, all NONE */
+};
+
+int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err);
+int xlb_ring_fill(struct xlb_build_ctx *c, struct xlb_err *err);
+
+#endif /* XLB_LOOKUP_TABLE_H */
