@@ -12,11 +12,16 @@ cd "$(dirname "$0")/.." || exit 1
 O=${O:-build}
 pass=0 fail=0 skip=0
 
+# Executables directly in a build folder (not the BPF objects beside them).
+programs() {
+	[[ -d "$1" ]] && find "$1" -maxdepth 1 -type f -perm -u+x | sort
+}
+
 tier_programs() {
 	case "$1" in
-	unit)      ls -1 "$O"/tests/unit/* 2>/dev/null ;;
-	unit-asan) ls -1 "$O"/asan/tests/unit/* 2>/dev/null ;;
-	bpf)       ls -1 "$O"/tests/bpf/* 2>/dev/null ;;
+	unit)      programs "$O"/tests/unit; ls -1 tests/unit/*.sh 2>/dev/null ;;
+	unit-asan) programs "$O"/asan/tests/unit ;;
+	bpf)       programs "$O"/tests/bpf ;;
 	*)         ls -1 tests/"$1"/*.sh 2>/dev/null ;;
 	esac
 }
