@@ -107,7 +107,7 @@ $(O)/tests/bpf/%: tests/bpf/%.c $(LIBXLB) $(BPF_SKELS) $(TEST_PROGS) $(KSFT_HDR)
 test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS)
 	@tests/run.sh unit unit-asan bpf
 
-test-unit: $(UNIT_TESTS)
+test-unit: $(UNIT_TESTS) $(TOOLS)
 	@tests/run.sh unit
 
 test-unit-asan: $(ASAN_TESTS)

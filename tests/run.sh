@@ -3,7 +3,7 @@
 #
 # Run test tiers and print one summary line over all their test cases:
 #   N passed, N failed, N skipped
-# Every test program prints TAP (kselftest harness or tests/lib/tap.sh).
+# Every test program prints TAP (C: kselftest harness; shell: plain TAP).
 # A program that exits non-zero without reporting a failed case counts as
 # one failed case.  A tier that cannot run here (no privilege, no tool) is
 # skipped, except under CI=true, where it is a failure.

@@ -11,7 +11,7 @@ PACKAGES=(
 	libjson-c-dev libmicrohttpd-dev
 	linux-source-6.1 xz-utils
 	iproute2 ethtool
-	gnuplot-nox
+	gnuplot-nox python3
 )
 
 missing=()

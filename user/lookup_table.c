@@ -174,7 +174,7 @@ static int check_weights(const struct xlb_table_params *p,
 		total += u[i]->weight;
 	if (total > UINT32_MAX)
 		return xlb_errf(err, EOVERFLOW,
-				"total weight %llu overflows; the sum of weights must stay below %u",
+				"total weight %llu overflows; the sum of weights must be at most %u",
 				(unsigned long long)total, UINT32_MAX);
 	if (p->algo == XLB_ALGO_RING &&
 	    total * p->vnodes > XLB_RING_TOKENS_MAX)

@@ -18,7 +18,7 @@
  * is usable and differs from the primary whenever two backends are usable,
  * and it is the next backend in permutation order to visit the slot.  Slots
  * no other walk reached during population get theirs by continuing the walks
- * (same turn order) until every slot has one.
+ * until every slot has one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,9 +56,16 @@ static inline uint32_t advance(uint32_t pos, uint32_t skip, uint32_t m)
 	return pos >= m ? pos - m : pos;
 }
 
+/*
+ * One byte of state per slot answers the probe loop (which runs about
+ * M ln M times) with a single load: the 4-byte slots are written only when
+ * something changes.
+ */
+enum { FREE = 0, TAKEN = 1, TAKEN_WITH_SECONDARY = 2 };
+
 /* Population proper: every slot gets a primary. */
 static void populate(struct walker *w, size_t n, struct xlb_slot *s,
-		     uint32_t m)
+		     uint32_t m, uint8_t *state)
 {
 	uint32_t filled = 0, t;
 	size_t i;
@@ -66,16 +73,21 @@ static void populate(struct walker *w, size_t n, struct xlb_slot *s,
 	for (;;) {
 		for (i = 0; i < n; i++) {
 			struct walker *cur = &w[i];
-			uint32_t pos = cur->pos;
+			uint32_t pos = cur->pos, skip = cur->skip;
 
 			for (t = 0; t < cur->turns; t++) {
-				while (s[pos].primary != XLB_BACKEND_NONE) {
-					if (s[pos].secondary == XLB_BACKEND_NONE)
+				uint8_t st;
+
+				while ((st = state[pos]) != FREE) {
+					if (st == TAKEN) {
+						state[pos] = TAKEN_WITH_SECONDARY;
 						s[pos].secondary = cur->id;
-					pos = advance(pos, cur->skip, m);
+					}
+					pos = advance(pos, skip, m);
 				}
+				state[pos] = TAKEN;
 				s[pos].primary = cur->id;
-				pos = advance(pos, cur->skip, m);
+				pos = advance(pos, skip, m);
 				if (++filled == m) {
 					cur->pos = pos;
 					return;
@@ -86,31 +98,32 @@ static void populate(struct walker *w, size_t n, struct xlb_slot *s,
 	}
 }
 
-/* Continue the walks until every slot has a secondary. */
+/*
+ * Continue the walks until every slot has a secondary.  One step per backend
+ * per round, whatever the weights: a heavy backend owns most slots and its
+ * steps rarely help, so weighted turns here would only burn time.
+ */
 static void complete_secondaries(struct walker *w, size_t n,
-				 struct xlb_slot *s, uint32_t m)
+				 struct xlb_slot *s, uint32_t m,
+				 uint8_t *state)
 {
-	uint32_t missing = 0, i, t;
+	uint32_t missing = 0, i;
 	size_t k;
 
 	for (i = 0; i < m; i++)
-		missing += s[i].secondary == XLB_BACKEND_NONE;
+		missing += state[i] != TAKEN_WITH_SECONDARY;
 	while (missing) {
 		for (k = 0; k < n && missing; k++) {
 			struct walker *cur = &w[k];
 			uint32_t pos = cur->pos;
 
-			for (t = 0; t < cur->turns && missing; t++) {
-				struct xlb_slot *sl = &s[pos];
-
-				if (sl->secondary == XLB_BACKEND_NONE &&
-				    sl->primary != cur->id) {
-					sl->secondary = cur->id;
-					missing--;
-				}
-				pos = advance(pos, cur->skip, m);
+			if (state[pos] != TAKEN_WITH_SECONDARY &&
+			    s[pos].primary != cur->id) {
+				state[pos] = TAKEN_WITH_SECONDARY;
+				s[pos].secondary = cur->id;
+				missing--;
 			}
-			cur->pos = pos;
+			cur->pos = advance(pos, cur->skip, m);
 		}
 	}
 }
@@ -119,15 +132,22 @@ int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 {
 	uint32_t m = c->p->size;
 	struct walker *w;
+	uint8_t *state;
+	int ret = 0;
 
 	w = calloc(c->n_usable, sizeof(*w));
-	if (!w)
-		return xlb_errf(err, ENOMEM, "out of memory for %zu backends",
-				c->n_usable);
+	state = calloc(m, 1);
+	if (!w || !state) {
+		ret = xlb_errf(err, ENOMEM, "out of memory for %zu backends",
+			       c->n_usable);
+		goto out;
+	}
 	walkers_init(w, c);
-	populate(w, c->n_usable, c->slots, m);
+	populate(w, c->n_usable, c->slots, m, state);
 	if (c->n_usable >= 2)
-		complete_secondaries(w, c->n_usable, c->slots, m);
+		complete_secondaries(w, c->n_usable, c->slots, m, state);
+out:
 	free(w);
-	return 0;
+	free(state);
+	return ret;
 }

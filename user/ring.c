@@ -58,44 +58,41 @@ static size_t make_tokens(const struct xlb_build_ctx *c, token_t *tok)
 	return n;
 }
 
-/* LSD radix sort on the 48 significant bits, 12 bits a pass. */
+/*
+ * LSD radix sort on the 32-bit position, 11 bits a pass.  Tokens are made in
+ * rank (name) order and the sort is stable, so equal positions stay in name
+ * order without sorting on the rank.
+ */
 static int sort_tokens(token_t *tok, size_t n)
 {
-	static const int shifts[4] = { 0, 32, 44, 56 };
-	static const int widths[4] = { 16, 12, 12, 8 };
-	token_t *tmp = malloc(n * sizeof(*tmp)), *src = tok, *dst = tmp;
-	size_t *count, i;
+	static const int shifts[3] = { 32, 43, 54 };
+	token_t *tmp = malloc(n * sizeof(*tmp)), *src = tok, *dst = tmp, *t;
+	size_t count[1 << 11], i;
 	int p;
 
-	count = malloc((1u << 16) * sizeof(*count));
-	if (!tmp || !count) {
-		free(tmp);
-		free(count);
+	if (!tmp)
 		return -ENOMEM;
-	}
-	for (p = 0; p < 4; p++) {
-		size_t buckets = (size_t)1 << widths[p], sum = 0;
-		uint64_t mask = buckets - 1;
+	for (p = 0; p < 3; p++) {
+		size_t sum = 0;
 
-		memset(count, 0, buckets * sizeof(*count));
+		memset(count, 0, sizeof(count));
 		for (i = 0; i < n; i++)
-			count[(src[i] >> shifts[p]) & mask]++;
-		for (i = 0; i < buckets; i++) {
+			count[(src[i] >> shifts[p]) & 0x7ff]++;
+		for (i = 0; i < 1 << 11; i++) {
 			size_t c = count[i];
 
 			count[i] = sum;
 			sum += c;
 		}
 		for (i = 0; i < n; i++)
-			dst[count[(src[i] >> shifts[p]) & mask]++] = src[i];
-		token_t *t = src;
-
+			dst[count[(src[i] >> shifts[p]) & 0x7ff]++] = src[i];
+		t = src;
 		src = dst;
 		dst = t;
 	}
-	/* four passes: the sorted data is back in tok */
+	/* three passes: the sorted data is in tmp */
+	memcpy(tok, src, n * sizeof(*tok));
 	free(tmp);
-	free(count);
 	return 0;
 }
 

@@ -1,0 +1,133 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# build/xlb-analyze end to end: JSON shape, churn properties of the ring and
+# Maglev, usage errors, and the gnuplot PNG.  Prints TAP; exits non-zero if
+# any case fails.  Needs python3 (JSON parsing) and gnuplot (the plot case).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+
+BIN=${O:-build}/xlb-analyze
+KEYS=20000
+ALGOS="maglev ring modn jump rendezvous"
+TOTAL=12
+n=0 failed=0
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+echo "TAP version 13"
+echo "1..$TOTAL"
+if [[ ! -x "$BIN" ]]; then
+	echo "Bail out! $BIN is missing; run 'make $BIN'"
+	exit 1
+fi
+
+result() {	# result STATUS NAME [DIAGNOSTIC...]
+	local status=$1 name=$2
+
+	shift 2
+	n=$((n + 1))
+	if [[ $status -eq 0 ]]; then
+		echo "ok $n $name"
+		return
+	fi
+	echo "not ok $n $name"
+	failed=$((failed + 1))
+	[[ $# -gt 0 ]] && printf '%s\n' "$@" | grep . | sed 's/^/#   /'
+	return 0
+}
+
+# json_check FILE PYTHON-EXPR: the expression over `rows` (algo -> object)
+json_check() {
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+try:
+    rows = {}
+    for line in open(sys.argv[1]):
+        o = json.loads(line)
+        rows[o["algo"]] = o
+    ok = eval("(" + sys.argv[2] + ")")
+except Exception as e:
+    print("#   %s: %s" % (type(e).__name__, e))
+    ok = False
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# --- JSON shape ----------------------------------------------------------
+"$BIN" -j --keys $KEYS >"$tmp/add.json" 2>"$tmp/add.err"
+rc=$?
+python3 - "$tmp/add.json" $ALGOS <<'EOF' >"$tmp/shape.log" 2>&1
+import json, sys
+sys.excepthook = lambda t, e, tb: (print("%s: %s" % (t.__name__, e)),
+                                   sys.exit(1))
+want = ["algo", "nodes", "vnodes", "table_size", "keys", "max_over_avg",
+        "min_over_avg", "moved_fraction", "ideal_moved_fraction",
+        "moved_only_changed", "build_us", "memory_bytes"]
+lines = open(sys.argv[1]).read().splitlines()
+algos = sys.argv[2:]
+assert len(lines) == len(algos), "%d lines, want %d" % (len(lines), len(algos))
+for line, algo in zip(lines, algos):
+    o = json.loads(line)
+    assert o["algo"] == algo, "algo %r, want %r" % (o["algo"], algo)
+    missing = [k for k in want if k not in o]
+    assert not missing, "%s lacks %s" % (algo, missing)
+    assert isinstance(o["moved_only_changed"], bool), "%s: not a boolean" % algo
+    for k in want[1:9] + want[10:]:
+        assert isinstance(o[k], (int, float)), "%s: %s not a number" % (algo, k)
+EOF
+prc=$?
+[[ $rc -eq 0 && $prc -eq 0 ]]
+result $? "-j prints one line per algorithm with every required key" \
+	"$(cat "$tmp/shape.log" "$tmp/add.err" 2>/dev/null)"
+
+# --- churn ------------------------------------------------------------------
+json_check "$tmp/add.json" 'rows["ring"]["moved_only_changed"] is True'
+result $? "ring: on add, only flows to the new backend move"
+
+"$BIN" -j --keys $KEYS --change remove --algo ring >"$tmp/rm.json" 2>/dev/null &&
+	json_check "$tmp/rm.json" 'rows["ring"]["moved_only_changed"] is True'
+result $? "ring: on remove, only flows of the removed backend move"
+
+# Maglev is not perfectly minimal (the paper trades a little churn for
+# balance): moved >= ideal, up to sampling noise of the K flows (3 sigma).
+json_check "$tmp/add.json" '
+(lambda o, i: i - 3 * (i * (1 - i) / o["keys"]) ** 0.5 <=
+ o["moved_fraction"] <= 2 * i)(rows["maglev"], rows["maglev"]["ideal_moved_fraction"])'
+result $? "maglev: moved fraction on add within [ideal, 2 x ideal]" \
+	"$(grep maglev "$tmp/add.json")"
+
+json_check "$tmp/add.json" '
+rows["jump"]["moved_only_changed"] and rows["rendezvous"]["moved_only_changed"]
+and abs(rows["modn"]["moved_fraction"] - (1 - 1 / 11)) < 0.02'
+result $? "jump and rendezvous minimal on add, modn moves about 1 - 1/(N+1)"
+
+# --- usage errors -------------------------------------------------------------
+bad_arg() {	# bad_arg OPTION-NAME ARGS...
+	local opt=$1 rc
+
+	shift
+	"$BIN" --keys 100 "$@" >/dev/null 2>"$tmp/bad.err"
+	rc=$?
+	[[ $rc -eq 2 ]] && grep -q -- "$opt" "$tmp/bad.err"
+	result $? "$* exits 2 naming $opt" "exit status $rc" \
+		"$(cat "$tmp/bad.err")"
+}
+
+bad_arg --nodes --nodes 0
+bad_arg --nodes --nodes x
+bad_arg --table-size --table-size 1000
+bad_arg --algo --algo foo
+bad_arg --weights --weights 1,2 --nodes 3
+bad_arg --change --change swap
+
+# --- plot -------------------------------------------------------------------
+"$BIN" --keys $KEYS --plot "$tmp/plot.png" >/dev/null 2>"$tmp/plot.err"
+rc=$?
+[[ $rc -eq 0 && -s "$tmp/plot.png" ]] &&
+	[[ $(head -c 8 "$tmp/plot.png" | od -An -tx1 | tr -d ' \n') == \
+	   89504e470d0a1a0a ]]
+result $? "--plot writes a PNG" "exit status $rc" "$(cat "$tmp/plot.err")"
+
+[[ $n -eq $TOTAL ]] || { echo "# planned $TOTAL cases, ran $n"; exit 1; }
+[[ $failed -eq 0 ]]
