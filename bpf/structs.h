@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Map layouts shared by the data path (bpf/xlb.bpf.c) and userspace
+ * (libxlb, xlbd, xlbctl, tests).  Defined once; sizes checked at compile
+ * time so both sides agree byte for byte.
+ *
+ * Maps (names as in the BPF object; see bpf/maps.h):
+ *   xlb_config        ARRAY[1]            -> struct xlb_config
+ *   xlb_vips          HASH  xlb_vip_key   -> struct xlb_vip
+ *   xlb_tables        ARRAY_OF_MAPS[XLB_MAX_VIPS], index vip.id; inner map:
+ *                     ARRAY of struct xlb_slot, M + 1 entries, created with
+ *                     BPF_F_INNER_MAP so M may differ per VIP.  Entry 0 is
+ *                     the header (M, see xlb_table_hdr_*); slot i is entry
+ *                     i + 1.  Publishing = one update of the outer entry, so
+ *                     a packet sees the whole old table or the whole new one.
+ *   xlb_backends      ARRAY[XLB_MAX_BACKENDS], index backend id
+ *   xlb_conntrack     LRU_HASH xlb_flow   -> struct xlb_ct
+ *   xlb_vip_stats     PERCPU_ARRAY[XLB_MAX_VIPS]     -> struct xlb_vip_stats
+ *   xlb_backend_stats PERCPU_ARRAY[XLB_MAX_BACKENDS] -> struct xlb_counter
+ *   xlb_events        PERCPU_ARRAY[XLB_EV_MAX]       -> __u64
+ *   xlb_actions       PERCPU_ARRAY[XLB_ACTIONS]      -> __u64 (by XDP action)
+ *   xlb_tx_ports      DEVMAP_HASH ifindex -> ifindex (egress for redirect)
+ */
+#ifndef XLB_STRUCTS_H
+#define XLB_STRUCTS_H
+
+#include <linux/types.h>
+
+#include "flow_hash.h"
+#include "table.h"
+
+#define XLB_MAX_VIPS		1024
+#define XLB_MAX_BACKENDS	(XLB_BACKEND_ID_MAX + 1)
+#define XLB_CONNTRACK_DEFAULT	(1u << 20)
+#define XLB_ACTIONS		5	/* XDP_ABORTED .. XDP_REDIRECT */
+
+#define XLB_GUE_PORT_DEFAULT	6080
+#define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
+#define XLB_TTL_DEFAULT		64
+#define XLB_UDP_IDLE_DEFAULT	30	/* seconds */
+
+/* Global settings of one LB host.  Same key on every host of a cluster. */
+struct xlb_config {
+	struct xlb_hash_key key;
+	__be32 src4;		/* outer source, IPv4 tunnels */
+	__be32 src6[4];		/* outer source, IPv6 tunnels */
+	__u16 gue_port;		/* host order */
+	__u16 mtu;		/* largest outer IP packet, bytes */
+	__u8 ttl;		/* outer TTL / hop limit */
+	__u8 pad[3];
+	__u32 udp_idle_s;	/* UDP connection entries expire after this */
+};
+
+_Static_assert(sizeof(struct xlb_config) == 48, "xlb_config layout");
+
+/* A VIP is matched on destination address, port (0: every port), protocol. */
+struct xlb_vip_key {
+	__be32 addr[4];		/* IPv4 in addr[0], rest zero */
+	__be16 port;
+	__u8 proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 family;		/* XLB_FAMILY_INET or XLB_FAMILY_INET6 */
+};
+
+_Static_assert(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key layout");
+
+#define XLB_VIP_F_STATELESS	(1u << 0)	/* no connection table */
+/*
+ * Address marker: for every VIP address the control plane also keeps an
+ * entry with port 0 and proto 0.  It tells the data path that a packet it
+ * cannot fully parse was meant for a VIP (drop and count, instead of
+ * passing it on), and, when exactly one VIP of that address hashes without
+ * ports (3-tuple or source), which VIP non-first fragments belong to (that
+ * VIP's entry, copied, without XLB_VIP_F_ADDR_ONLY).
+ */
+#define XLB_VIP_F_ADDR_ONLY	(1u << 1)	/* marker without a VIP */
+
+struct xlb_vip {
+	__u32 id;		/* index in xlb_tables and xlb_vip_stats */
+	__u32 flags;		/* XLB_VIP_F_* */
+	__u8 hash_mode;		/* enum xlb_hash_mode */
+	__u8 pad[3];
+	__be32 src4;		/* outer source override, 0: the global one */
+	__be32 src6[4];
+};
+
+_Static_assert(sizeof(struct xlb_vip) == 32, "xlb_vip layout");
+
+/* How a backend is reached: IP-in-IP by the outer family, or GUE. */
+enum xlb_encap {
+	XLB_ENCAP_IPIP = 0,	/* IPIP, 6in4, 4in6, ip6ip6 */
+	XLB_ENCAP_GUE = 1,	/* IP-in-UDP with the xlb hop list */
+};
+
+#define XLB_BE_F_VALID		(1u << 0)	/* member of some VIP */
+#define XLB_BE_F_NEXTHOP	(1u << 1)	/* mac/ifindex set: no FIB lookup */
+
+/*
+ * A backend.  The control plane changes an entry in two writes when it
+ * reuses an id: first flags = 0, then the new content with a new epoch, so
+ * connection entries of the old backend (old epoch) never match the new one.
+ */
+struct xlb_backend {
+	__be32 addr[4];
+	__u8 family;
+	__u8 encap;		/* enum xlb_encap */
+	__u8 flags;		/* XLB_BE_F_* */
+	__u8 pad;
+	__u32 epoch;
+	__u8 dmac[6];		/* next hop, if XLB_BE_F_NEXTHOP */
+	__u8 smac[6];		/* egress interface's address, likewise */
+	__u32 ifindex;		/* egress, if XLB_BE_F_NEXTHOP; 0: ingress */
+};
+
+_Static_assert(sizeof(struct xlb_backend) == 40, "xlb_backend layout");
+
+/* Connection table value; the key is the flow as received (xlb_flow). */
+struct xlb_ct {
+	__u64 last_seen;	/* bpf_ktime_get_ns() */
+	__u32 epoch;		/* backend epoch when the entry was made */
+	__u32 hash;		/* flow hash: GUE source port, flow label */
+	__u16 backend;
+	__u16 vip;		/* VIP id, for listing entries per VIP */
+	__u32 pad;
+};
+
+_Static_assert(sizeof(struct xlb_ct) == 24, "xlb_ct layout");
+
+struct xlb_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+struct xlb_vip_stats {
+	__u64 packets;
+	__u64 bytes;
+	__u64 new_flows;
+	__u64 ct_hits;
+	__u64 ct_misses;
+};
+
+/* What happened to packets besides being forwarded: drops by reason, etc. */
+enum xlb_event {
+	XLB_EV_MALFORMED = 0,	/* drop: headers cut short or inconsistent */
+	XLB_EV_FRAGMENT,	/* drop: non-first fragment of a 5-tuple VIP */
+	XLB_EV_NO_BACKEND,	/* drop: empty table or unusable backend */
+	XLB_EV_TOO_BIG,		/* answered with ICMP frag-needed/too-big */
+	XLB_EV_NO_ROUTE,	/* drop: FIB lookup found no route */
+	XLB_EV_NO_NEIGH,	/* drop: next hop has no neighbour entry */
+	XLB_EV_UNSUPPORTED,	/* drop: e.g. ICMP error we cannot steer */
+	XLB_EV_NO_TABLE,	/* drop: VIP without a published table */
+	XLB_EV_ICMP_STEERED,	/* ICMP error sent to the flow's backend */
+	XLB_EV_MAX,
+};
+
+/* Table header: entry 0 of every inner table map carries M. */
+static inline __u32 xlb_table_hdr_size(const struct xlb_slot *hdr)
+{
+	return (__u32)hdr->primary | (__u32)hdr->secondary << 16;
+}
+
+static inline struct xlb_slot xlb_table_hdr(__u32 m)
+{
+	struct xlb_slot h = { (__u16)m, (__u16)(m >> 16) };
+
+	return h;
+}
+
+/*
+ * GUE (draft-ietf-intarea-gue) variant 0 as xlb sends it:
+ *   UDP (sport from the flow hash, dport xlb_config.gue_port)
+ *   struct xlb_gue_hdr, hlen = 1 + XLB_HOPS * words per address
+ *   struct xlb_gue_hops + XLB_HOPS addresses of the outer family
+ *   the original IP packet
+ * The private data field carries the hop list: [primary, secondary].
+ * `index` names the hop the packet is addressed to now (0 when it leaves
+ * the LB); xlb_redirect advances it when it forwards.
+ */
+#define XLB_HOPS		2
+#define XLB_GUE_F_PRIVATE	0x0001	/* flags: private data present */
+#define XLB_GUE_HOPS_MAGIC	0x78	/* 'x' */
+
+struct xlb_gue_hdr {
+	__u8 hlen_cver;		/* version 0 (top 2 bits), C 0, hlen (5 bits) */
+	__u8 proto;		/* inner: IPPROTO_IPIP or IPPROTO_IPV6 */
+	__be16 flags;		/* XLB_GUE_F_PRIVATE */
+};
+
+struct xlb_gue_hops {
+	__u8 magic;		/* XLB_GUE_HOPS_MAGIC */
+	__u8 count;		/* addresses that follow */
+	__u8 index;		/* current hop */
+	__u8 family;		/* of the addresses: XLB_FAMILY_INET(6) */
+};
+
+_Static_assert(sizeof(struct xlb_gue_hdr) == 4, "GUE header is 4 bytes");
+_Static_assert(sizeof(struct xlb_gue_hops) == 4, "hop list header");
+
+#endif /* XLB_STRUCTS_H */

@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The xlb data path.  For each packet: parse, find the VIP, keep or pick a
+ * backend (connection table, then table[hash % M]), encapsulate toward it,
+ * and send it on.  Anything not for a VIP leaves untouched (XDP_PASS).
+ *
+ * One program with every feature compiled in; per-VIP flags choose at run
+ * time.  Each step is a small function that returns early.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "csum.h"
+#include "encap.h"
+#include "flow_hash.h"
+#include "icmp.h"
+#include "maps.h"
+#include "parsing.h"
+#include "structs.h"
+
+#ifndef AF_INET
+#define AF_INET		2
+#define AF_INET6	10
+#endif
+
+/* Largest inner packet whose checksum we sum word by word (IPv6 GUE). */
+#define XLB_SUM_MAX	4096
+
+char LICENSE[] SEC("license") = "GPL";
+
+static __always_inline void count_event(__u32 ev)
+{
+	__u64 *n = bpf_map_lookup_elem(&xlb_events, &ev);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline int drop(__u32 ev)
+{
+	count_event(ev);
+	return XDP_DROP;
+}
+
+static __always_inline struct xlb_vip *find_vip(const struct xlb_flow *f)
+{
+	struct xlb_vip_key k = {};
+	struct xlb_vip *v;
+
+	__builtin_memcpy(k.addr, f->dst.v6, 16);
+	k.port = f->dport;
+	k.proto = f->proto;
+	k.family = f->family;
+	v = bpf_map_lookup_elem(&xlb_vips, &k);
+	if (v)
+		return v;
+	k.port = 0;
+	return bpf_map_lookup_elem(&xlb_vips, &k);
+}
+
+/* The address marker (structs.h): is dst a VIP address at all? */
+static __always_inline struct xlb_vip *find_addr(const struct xlb_flow *f)
+{
+	struct xlb_vip_key k = {};
+
+	__builtin_memcpy(k.addr, f->dst.v6, 16);
+	k.family = f->family;
+	return bpf_map_lookup_elem(&xlb_vips, &k);
+}
+
+/* Slot hash % M of the VIP's current table, read as one snapshot. */
+static __always_inline int table_pick(const struct xlb_vip *vip, __u32 hash,
+				      struct xlb_slot *out)
+{
+	__u32 key = 0, m, *hdr, *slot;
+	void *tbl;
+
+	tbl = bpf_map_lookup_elem(&xlb_tables, &vip->id);
+	if (!tbl)
+		return -XLB_EV_NO_TABLE;
+	hdr = bpf_map_lookup_elem(tbl, &key);
+	if (!hdr)
+		return -XLB_EV_NO_TABLE;
+	m = *hdr;	/* header: M (struct xlb_slot read as one word) */
+	if (!m)
+		return -XLB_EV_NO_TABLE;
+	key = 1 + hash % m;
+	slot = bpf_map_lookup_elem(tbl, &key);
+	if (!slot)
+		return -XLB_EV_NO_TABLE;
+	out->primary = *slot & 0xffff;
+	out->secondary = *slot >> 16;
+	return 0;
+}
+
+static __always_inline struct xlb_backend *backend_get(__u32 id)
+{
+	struct xlb_backend *be;
+
+	if (id >= XLB_MAX_BACKENDS)
+		return NULL;
+	be = bpf_map_lookup_elem(&xlb_backends, &id);
+	if (!be || !(be->flags & XLB_BE_F_VALID))
+		return NULL;
+	return be;
+}
+
+struct choice {
+	struct xlb_backend *be;
+	__u32 id;
+	__u32 hash;
+	struct xlb_slot slot;	/* primary, secondary (hop list) */
+};
+
+/* Pick from the table; no connection state involved. */
+static __always_inline int pick_from_table(const struct xlb_config *cfg,
+					   const struct xlb_vip *vip,
+					   const struct xlb_flow *f,
+					   struct choice *ch)
+{
+	int err;
+
+	ch->hash = xlb_flow_hash_mode(&cfg->key, f, vip->hash_mode);
+	err = table_pick(vip, ch->hash, &ch->slot);
+	if (err)
+		return err;
+	if (ch->slot.primary == XLB_BACKEND_NONE)
+		return -XLB_EV_NO_BACKEND;
+	ch->id = ch->slot.primary;
+	ch->be = backend_get(ch->id);
+	if (!ch->be)
+		return -XLB_EV_NO_BACKEND;
+	return 0;
+}
+
+/*
+ * Connection table: an existing flow keeps its backend while that backend
+ * is valid and is the same backend (epoch) the entry was made for; UDP
+ * entries expire after the idle time.  Otherwise pick and remember.
+ * ICMP errors (insert = 0) only look.
+ */
+static __always_inline int pick_stateful(const struct xlb_config *cfg,
+					 const struct xlb_vip *vip,
+					 const struct xlb_flow *f,
+					 struct xlb_vip_stats *vs,
+					 int insert, struct choice *ch)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct xlb_ct *ct, nct = {};
+	int err;
+
+	ct = bpf_map_lookup_elem(&xlb_conntrack, f);
+	if (ct) {
+		struct xlb_backend *be = backend_get(ct->backend);
+		int fresh = f->proto != IPPROTO_UDP ||
+			    now - ct->last_seen <=
+				(__u64)cfg->udp_idle_s * 1000000000ULL;
+
+		if (be && be->epoch == ct->epoch && fresh) {
+			if (vs)
+				vs->ct_hits++;
+			ch->be = be;
+			ch->id = ct->backend;
+			ch->hash = ct->hash;
+			/* hop list: the table's secondary for this flow */
+			if (vip->flags & XLB_VIP_F_STATELESS ||
+			    table_pick(vip, ct->hash, &ch->slot))
+				ch->slot.secondary = XLB_BACKEND_NONE;
+			if (now - ct->last_seen > 1000000000ULL)
+				ct->last_seen = now;
+			return 0;
+		}
+	}
+	if (vs)
+		vs->ct_misses++;
+	err = pick_from_table(cfg, vip, f, ch);
+	if (err || !insert)
+		return err;
+	nct.last_seen = now;
+	nct.epoch = ch->be->epoch;
+	nct.hash = ch->hash;
+	nct.backend = ch->id;
+	nct.vip = vip->id;
+	bpf_map_update_elem(&xlb_conntrack, f, &nct, BPF_ANY);
+	if (vs)
+		vs->new_flows++;
+	return 0;
+}
+
+/*
+ * One's complement sum of the inner packet, for the IPv6 GUE checksum.
+ * TCP/UDP packets with valid checksums sum to minus their pseudo-header
+ * (plus the IPv6 header, which no checksum covers), so the common case
+ * costs a few words; anything else is summed word by word.
+ */
+/*
+ * Word-by-word sum of len bytes at off, folded to 16 bits.  A global
+ * function: the verifier checks its loop once, not once per caller path.
+ */
+__noinline int sum_packet(struct xdp_md *ctx, __u32 off, __u32 len)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u64 s = 0;
+	__u16 *w;
+	int i;
+
+	if (off > 64)
+		return 0;
+	w = data + off;
+	for (i = 0; i < XLB_SUM_MAX / 2; i++) {
+		if ((__u32)i * 2 + 2 > len || (void *)(w + 1) > end)
+			break;
+		s += *w++;
+	}
+	if (len & 1) {
+		__u8 *b = (void *)w;
+
+		if ((void *)(b + 1) <= end)
+			s += *b;
+	}
+	return csum_fold64(s);
+}
+
+static __always_inline __u64 inner_sum(struct xdp_md *ctx, void *l3,
+				       void *end, const struct pkt *p)
+{
+	__u32 hlen = p->l4_off - p->l3_off, l4len = p->l3_len - hlen;
+	__u64 pseudo;
+
+	if (!p->frag && (p->flow.proto == IPPROTO_TCP ||
+			 p->flow.proto == IPPROTO_UDP)) {
+		if (p->flow.family == XLB_FAMILY_INET && hlen <= 60) {
+			struct udphdr *u = l3 + (hlen & 0x3f);
+
+			if ((void *)(u + 1) > end)
+				return 0;
+			if (p->flow.proto == IPPROTO_TCP || u->check) {
+				pseudo = csum_pseudo(&p->flow.src.v4,
+						     &p->flow.dst.v4, 4,
+						     l4len, p->flow.proto);
+				return (__u16)~csum_fold64(pseudo);
+			}
+		} else if (hlen == sizeof(struct ipv6hdr)) {
+			struct ipv6hdr *ip6 = l3;
+
+			if ((void *)(ip6 + 1) > end)
+				return 0;
+			pseudo = csum_pseudo(p->flow.src.v6, p->flow.dst.v6,
+					     6, l4len, p->flow.proto);
+			return csum_words(ip6, sizeof(*ip6) / 2) +
+			       (__u16)~csum_fold64(pseudo);
+		}
+	}
+	return sum_packet(ctx, p->l3_off, p->l3_len);
+}
+
+/* Fill Ethernet addresses and choose the action: TX, redirect, or drop. */
+static __always_inline int next_hop(struct xdp_md *ctx, struct ethhdr *eth,
+				    const struct xlb_backend *be,
+				    const __be32 *src)
+{
+	struct bpf_fib_lookup fib = {};
+	int rc;
+
+	if (be->flags & XLB_BE_F_NEXTHOP) {
+		__builtin_memcpy(eth->h_dest, be->dmac, 6);
+		__builtin_memcpy(eth->h_source, be->smac, 6);
+		if (!be->ifindex || be->ifindex == ctx->ingress_ifindex)
+			return XDP_TX;
+		return bpf_redirect_map(&xlb_tx_ports, be->ifindex, XDP_DROP);
+	}
+	fib.ifindex = ctx->ingress_ifindex;
+	if (be->family == XLB_FAMILY_INET) {
+		fib.family = AF_INET;
+		fib.ipv4_src = src[0];
+		fib.ipv4_dst = be->addr[0];
+	} else {
+		fib.family = AF_INET6;
+		__builtin_memcpy(fib.ipv6_src, src, 16);
+		__builtin_memcpy(fib.ipv6_dst, be->addr, 16);
+	}
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+		return drop(XLB_EV_NO_NEIGH);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return drop(XLB_EV_NO_ROUTE);
+	__builtin_memcpy(eth->h_dest, fib.dmac, 6);
+	__builtin_memcpy(eth->h_source, fib.smac, 6);
+	if (fib.ifindex == ctx->ingress_ifindex)
+		return XDP_TX;
+	return bpf_redirect_map(&xlb_tx_ports, fib.ifindex, XDP_DROP);
+}
+
+static __always_inline const __be32 *outer_src(const struct xlb_config *cfg,
+					       const struct xlb_vip *vip,
+					       const struct xlb_backend *be)
+{
+	if (be->family == XLB_FAMILY_INET)
+		return vip->src4 ? &vip->src4 : &cfg->src4;
+	if (vip->src6[0] | vip->src6[1] | vip->src6[2] | vip->src6[3])
+		return vip->src6;
+	return cfg->src6;
+}
+
+/*
+ * Encapsulate toward the chosen backend and send.  The packet is first cut
+ * to its IP length (Ethernet padding must not end up inside the tunnel),
+ * checked against the size limit, then grown at the front.
+ */
+static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
+				   const struct xlb_config *cfg,
+				   const struct xlb_vip *vip,
+				   const struct choice *ch)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 l2_len = p->l3_off, over = encap_overhead(ch->be);
+	struct encap_args a = {};
+	struct xlb_backend *sec = NULL;
+	unsigned char l2[18];
+	struct cursor c;
+	int excess;
+
+	if (l2_len != 14 && l2_len != 18)
+		return drop(XLB_EV_MALFORMED);
+	excess = (int)(end - data) - (int)(l2_len + p->l3_len);
+	if (excess > 0 && bpf_xdp_adjust_tail(ctx, -excess))
+		return drop(XLB_EV_MALFORMED);
+	if (p->l3_len + over > cfg->mtu) {
+		struct too_big_args tb = {
+			.l2_len = l2_len, .mtu = cfg->mtu - over,
+			.family = p->flow.family, .ttl = cfg->ttl,
+		};
+
+		count_event(XLB_EV_TOO_BIG);
+		if (p->l3_len <= XLB_ICMP_QUOTE || answer_too_big(ctx, p, &tb))
+			return XDP_DROP;
+		return XDP_TX;
+	}
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	a.be = ch->be;
+	a.src = outer_src(cfg, vip, ch->be);
+	a.inner_len = p->l3_len;
+	a.hash = ch->hash;
+	a.gue_port = cfg->gue_port;
+	a.inner_family = p->flow.family;
+	a.tos = p->tos;
+	a.ttl = cfg->ttl;
+	if (ch->be->encap == XLB_ENCAP_GUE) {
+		if (ch->slot.secondary != XLB_BACKEND_NONE)
+			sec = backend_get(ch->slot.secondary);
+		if (sec && sec->family == ch->be->family)
+			a.secondary = sec->addr;
+		if (ch->be->family == XLB_FAMILY_INET6)
+			a.inner_sum = inner_sum(ctx,
+						data + (l2_len == 14 ? 14 : 18),
+						end, p);
+	}
+	if (data + 18 > end)
+		return drop(XLB_EV_MALFORMED);
+	__builtin_memcpy(l2, data, 18);
+	if (bpf_xdp_adjust_head(ctx, -(int)over))
+		return drop(XLB_EV_MALFORMED);
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if (data + 18 > end)
+		return drop(XLB_EV_MALFORMED);
+	/* L2 header (and VLAN tag) in front again, with the outer ethertype */
+	__builtin_memcpy(data, l2, 18);
+	{
+		__be16 *proto = data + l2_len - 2;
+		__be16 outer = ch->be->family == XLB_FAMILY_INET ?
+				       bpf_htons(ETH_P_IP) : bpf_htons(ETH_P_IPV6);
+
+		if ((void *)(proto + 1) > end)
+			return drop(XLB_EV_MALFORMED);
+		*proto = outer;
+	}
+	c.pos = data + l2_len;
+	c.end = end;
+	if (write_encap(&c, &a))
+		return drop(XLB_EV_MALFORMED);
+	if (data + sizeof(struct ethhdr) > end)
+		return drop(XLB_EV_MALFORMED);
+	return next_hop(ctx, data, ch->be, a.src);
+}
+
+static __always_inline void count_forward(const struct xlb_vip *vip,
+					  struct xlb_vip_stats *vs, __u32 id,
+					  __u32 bytes)
+{
+	struct xlb_counter *bc = bpf_map_lookup_elem(&xlb_backend_stats, &id);
+
+	if (vs) {
+		vs->packets++;
+		vs->bytes += bytes;
+	}
+	if (bc) {
+		bc->packets++;
+		bc->bytes += bytes;
+	}
+}
+
+/* An ICMP error whose quote is a VIP flow: send it to that flow's backend. */
+static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
+				      struct pkt *p,
+				      const struct xlb_config *cfg)
+{
+	void *data = (void *)(long)ctx->data;
+	struct icmphdr *ih = c->pos;
+	struct pkt q = {};
+	struct xlb_vip *vip;
+	struct choice ch = {};
+	int err;
+
+	if ((void *)(ih + 1) > c->end)
+		return find_addr(&p->flow) ? drop(XLB_EV_MALFORMED) : XDP_PASS;
+	if (!icmp_steerable(p, ih->type, ih->code))
+		return XDP_PASS;
+	if (parse_icmp_quote(c, data, p, &q))
+		return XDP_PASS;
+	vip = find_vip(&q.flow);
+	if (!vip)
+		return XDP_PASS;
+	if (vip->flags & XLB_VIP_F_STATELESS)
+		err = pick_from_table(cfg, vip, &q.flow, &ch);
+	else
+		err = pick_stateful(cfg, vip, &q.flow, NULL, 0, &ch);
+	if (err)
+		return drop(-err);
+	count_event(XLB_EV_ICMP_STEERED);
+	return forward(ctx, p, cfg, vip, &ch);
+}
+
+static __always_inline int is_icmp_proto(const struct pkt *p)
+{
+	return p->flow.proto == (p->flow.family == XLB_FAMILY_INET ?
+				 IPPROTO_ICMP : IPPROTO_ICMPV6);
+}
+
+/*
+ * A packet we could not fully parse: drop and count it if it was meant
+ * for a VIP address, else leave it to the stack untouched.
+ */
+static __always_inline int malformed(struct pkt *p, int have_dst)
+{
+	if (have_dst && find_addr(&p->flow))
+		return drop(XLB_EV_MALFORMED);
+	return XDP_PASS;
+}
+
+/* Fragments without ports go by the address marker's VIP, if any. */
+static __always_inline struct xlb_vip *fragment_vip(struct pkt *p)
+{
+	struct xlb_vip *m = find_addr(&p->flow);
+
+	if (!m || m->flags & XLB_VIP_F_ADDR_ONLY ||
+	    m->hash_mode == XLB_HASH_5TUPLE)
+		return NULL;
+	return m;
+}
+
+static __always_inline int process(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	struct cursor c = { data, (void *)(long)ctx->data_end };
+	struct xlb_vip_stats *vs;
+	struct xlb_config *cfg;
+	struct choice ch = {};
+	struct xlb_vip *vip;
+	struct ethhdr *eth;
+	struct pkt p = {};
+	__u32 key = 0;
+	__be16 proto;
+	int err;
+
+	if (parse_eth(&c, &eth, &proto))
+		return XDP_PASS;
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = c.pos;
+
+		if (parse_ipv4(&c, data, &p)) {
+			if ((void *)(ip + 1) > c.end)
+				return XDP_PASS;
+			p.flow.family = XLB_FAMILY_INET;
+			p.flow.dst.v4 = ip->daddr;
+			return malformed(&p, 1);
+		}
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = c.pos;
+
+		if (parse_ipv6(&c, data, &p)) {
+			if ((void *)(ip6 + 1) > c.end)
+				return XDP_PASS;
+			p.flow.family = XLB_FAMILY_INET6;
+			__builtin_memcpy(p.flow.dst.v6, &ip6->daddr, 16);
+			return malformed(&p, 1);
+		}
+	} else {
+		return XDP_PASS;
+	}
+	cfg = bpf_map_lookup_elem(&xlb_config, &key);
+	if (!cfg)
+		return XDP_PASS;
+	if (is_icmp_proto(&p))
+		return steer_icmp(ctx, &c, &p, cfg);
+	if (p.flow.proto != IPPROTO_TCP && p.flow.proto != IPPROTO_UDP)
+		return XDP_PASS;
+	if (p.frag_later) {
+		vip = fragment_vip(&p);
+		if (!vip)
+			return find_addr(&p.flow) ? drop(XLB_EV_FRAGMENT) :
+						    XDP_PASS;
+	} else {
+		if (parse_ports(&c, &p))
+			return malformed(&p, 1);
+		vip = find_vip(&p.flow);
+		if (!vip)
+			return XDP_PASS;
+	}
+	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
+	/* fragments go by the table alone: all of them see the same choice */
+	if (vip->flags & XLB_VIP_F_STATELESS || p.frag)
+		err = pick_from_table(cfg, vip, &p.flow, &ch);
+	else
+		err = pick_stateful(cfg, vip, &p.flow, vs, 1, &ch);
+	if (err)
+		return drop(-err);
+	count_forward(vip, vs, ch.id, p.l3_len);
+	return forward(ctx, &p, cfg, vip, &ch);
+}
+
+SEC("xdp")
+int xlb_main(struct xdp_md *ctx)
+{
+	int action = process(ctx);
+	__u32 key = action;
+	__u64 *n;
+
+	n = bpf_map_lookup_elem(&xlb_actions, &key);
+	if (n)
+		*n += 1;
+	return action;
+}
