@@ -1,0 +1,852 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxlb's map access (user/datapath.c) against real kernel maps.
+ *
+ * The fixture creates the maps of bpf/maps.h by hand (same types, key and
+ * value sizes, flags and sizes), so these tests pin the library without the
+ * data path program; two tests at the end open the real object.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/mount.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "kselftest_harness.h"
+
+#include "datapath.h"
+#include "lookup_table.h"
+#include "rand.h"
+#include "structs.h"
+#include "flow_hash.skel.h"
+#include "xlb.skel.h"
+
+#define TEST_KEY ((struct xlb_hash_key){ 0x786c6264617461ULL, 0x70617468ULL })
+
+static int map_new(enum bpf_map_type type, const char *name, __u32 key,
+		   __u32 value, __u32 max, __u32 flags, int inner_fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = flags,
+		    .inner_map_fd = inner_fd > 0 ? inner_fd : 0);
+
+	return bpf_map_create(type, name, key, value, max, &o);
+}
+
+/* The outer table map, its template made with tmpl_flags. */
+static int tables_new(__u32 tmpl_flags)
+{
+	int tmpl, fd;
+
+	tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4, sizeof(__u32),
+		       1, tmpl_flags, 0);
+	if (tmpl < 0)
+		return tmpl;
+	fd = map_new(BPF_MAP_TYPE_ARRAY_OF_MAPS, "xlb_tables", 4, 4,
+		     XLB_MAX_VIPS, 0, tmpl);
+	close(tmpl);
+	return fd;
+}
+
+/* The maps of bpf/maps.h. */
+static int dp_create(struct xlb_dp *dp)
+{
+	memset(dp, 0, sizeof(*dp));
+	dp->config = map_new(BPF_MAP_TYPE_ARRAY, "xlb_config", 4,
+			     sizeof(struct xlb_config), 1, 0, 0);
+	dp->vips = map_new(BPF_MAP_TYPE_HASH, "xlb_vips",
+			   sizeof(struct xlb_vip_key), sizeof(struct xlb_vip),
+			   XLB_MAX_VIPS, 0, 0);
+	dp->tables = tables_new(BPF_F_INNER_MAP);
+	dp->backends = map_new(BPF_MAP_TYPE_ARRAY, "xlb_backends", 4,
+			       sizeof(struct xlb_backend), XLB_MAX_BACKENDS,
+			       0, 0);
+	dp->conntrack = map_new(BPF_MAP_TYPE_LRU_HASH, "xlb_conntrack",
+				sizeof(struct xlb_flow), sizeof(struct xlb_ct),
+				XLB_CONNTRACK_DEFAULT, BPF_F_NO_COMMON_LRU, 0);
+	dp->vip_stats = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_vip_stats", 4,
+				sizeof(struct xlb_vip_stats), XLB_MAX_VIPS,
+				0, 0);
+	dp->backend_stats = map_new(BPF_MAP_TYPE_PERCPU_ARRAY,
+				    "xlb_backend_st", 4,
+				    sizeof(struct xlb_counter),
+				    XLB_MAX_BACKENDS, 0, 0);
+	dp->events = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_events", 4,
+			     sizeof(__u64), XLB_EV_MAX, 0, 0);
+	dp->actions = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_actions", 4,
+			      sizeof(__u64), XLB_ACTIONS, 0, 0);
+	dp->tx_ports = map_new(BPF_MAP_TYPE_DEVMAP_HASH, "xlb_tx_ports", 4, 4,
+			       64, 0, 0);
+	dp->ncpus = libbpf_num_possible_cpus();
+	if (dp->config < 0 || dp->vips < 0 || dp->tables < 0 ||
+	    dp->backends < 0 || dp->conntrack < 0 || dp->vip_stats < 0 ||
+	    dp->backend_stats < 0 || dp->events < 0 || dp->actions < 0 ||
+	    dp->tx_ports < 0 || dp->ncpus <= 0)
+		return -1;
+	return 0;
+}
+
+/* A table of M slots over n backends with ids 0..n-1. */
+static int table_make(struct xlb_table *t, __u32 algo, __u32 m, size_t n)
+{
+	struct xlb_table_params p = {
+		.algo = algo, .size = m, .key = TEST_KEY,
+		.vnodes = XLB_RING_VNODES_DEFAULT,
+	};
+	struct xlb_backend_spec spec[64];
+	char names[64][32];
+	struct xlb_err err;
+	size_t i;
+
+	for (i = 0; i < n && i < 64; i++) {
+		snprintf(names[i], sizeof(names[i]), "192.0.2.%zu", i + 1);
+		spec[i] = (struct xlb_backend_spec){
+			.name = names[i], .weight = 1 + i % 3, .id = (__u16)i,
+		};
+	}
+	return xlb_table_build(t, &p, spec, i, &err);
+}
+
+/* Open the inner map published for vip_id. */
+static int inner_open(const struct xlb_dp *dp, __u32 vip_id)
+{
+	__u32 map_id;
+
+	if (bpf_map_lookup_elem(dp->tables, &vip_id, &map_id))
+		return -1;
+	return bpf_map_get_fd_by_id(map_id);
+}
+
+static __u32 map_entries(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
+/* Entries of a hash map, counted key by key (independent of the library). */
+static __u32 hash_count(int fd, __u32 key_size)
+{
+	char key[64], next[64];
+	__u32 n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, key_size);
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
+static struct xlb_vip_key vip4(const char *addr, __u16 port, __u8 proto)
+{
+	struct xlb_vip_key k = {
+		.port = htons(port), .proto = proto,
+		.family = XLB_FAMILY_INET,
+	};
+
+	inet_pton(AF_INET, addr, k.addr);
+	return k;
+}
+
+static struct xlb_vip_key vip6(const char *addr, __u16 port, __u8 proto)
+{
+	struct xlb_vip_key k = {
+		.port = htons(port), .proto = proto,
+		.family = XLB_FAMILY_INET6,
+	};
+
+	inet_pton(AF_INET6, addr, k.addr);
+	return k;
+}
+
+/* The marker key of a VIP's address (structs.h). */
+static struct xlb_vip_key marker_of(struct xlb_vip_key k)
+{
+	k.port = 0;
+	k.proto = 0;
+	return k;
+}
+
+static struct xlb_backend backend4(const char *addr)
+{
+	struct xlb_backend b = {
+		.family = XLB_FAMILY_INET, .encap = XLB_ENCAP_GUE,
+		.flags = XLB_BE_F_VALID,
+	};
+
+	inet_pton(AF_INET, addr, b.addr);
+	return b;
+}
+
+FIXTURE(dp)
+{
+	struct xlb_dp dp;
+	struct xlb_err err;
+};
+
+FIXTURE_SETUP(dp)
+{
+	ASSERT_EQ(0, dp_create(&self->dp))
+		TH_LOG("cannot create the data path maps: %s (needs root)",
+		       strerror(errno));
+	memset(&self->err, 0, sizeof(self->err));
+}
+
+FIXTURE_TEARDOWN(dp)
+{
+	xlb_dp_close(&self->dp);
+}
+
+/* --- config --------------------------------------------------------------- */
+
+TEST_F(dp, config_round_trip)
+{
+	struct xlb_config c, got;
+
+	xlb_config_defaults(&c);
+	EXPECT_EQ(XLB_GUE_PORT_DEFAULT, c.gue_port);
+	EXPECT_EQ(XLB_MTU_DEFAULT, c.mtu);
+	EXPECT_EQ(XLB_TTL_DEFAULT, c.ttl);
+	EXPECT_EQ(XLB_UDP_IDLE_DEFAULT, c.udp_idle_s);
+	c.key = TEST_KEY;
+	inet_pton(AF_INET, "198.51.100.1", &c.src4);
+	inet_pton(AF_INET6, "2001:db8::1", c.src6);
+	c.mtu = 9000;
+
+	ASSERT_EQ(0, xlb_dp_config_set(&self->dp, &c));
+	memset(&got, 0xa5, sizeof(got));
+	ASSERT_EQ(0, xlb_dp_config_get(&self->dp, &got));
+	EXPECT_EQ(0, memcmp(&c, &got, sizeof(c)));
+}
+
+/* --- VIPs ----------------------------------------------------------------- */
+
+TEST_F(dp, vip_set_get_del)
+{
+	struct xlb_vip_key k4 = vip4("203.0.113.10", 80, IPPROTO_TCP);
+	struct xlb_vip_key k6 = vip6("2001:db8::10", 53, IPPROTO_UDP);
+	struct xlb_vip v4 = { .id = 1, .hash_mode = XLB_HASH_5TUPLE };
+	struct xlb_vip v6 = { .id = 1023, .flags = XLB_VIP_F_STATELESS,
+			      .hash_mode = XLB_HASH_SRC };
+	struct xlb_vip got;
+
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &k4, &v4, &self->err))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &k6, &v6, &self->err))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &k4, &got));
+	EXPECT_EQ(0, memcmp(&v4, &got, sizeof(got)));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &k6, &got));
+	EXPECT_EQ(0, memcmp(&v6, &got, sizeof(got)));
+
+	/* replacing the value of a VIP keeps its id legal */
+	v4.hash_mode = XLB_HASH_3TUPLE;
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &k4, &v4, &self->err))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &k4, &got));
+	EXPECT_EQ(XLB_HASH_3TUPLE, got.hash_mode);
+
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &k4));
+	EXPECT_EQ(-ENOENT, xlb_dp_vip_get(&self->dp, &k4, &got));
+	EXPECT_EQ(-ENOENT, xlb_dp_vip_del(&self->dp, &k4));
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &k6));
+	EXPECT_EQ(0, hash_count(self->dp.vips, sizeof(k4)))
+		TH_LOG("VIPs or markers left behind");
+}
+
+TEST_F(dp, vip_bad_forms_rejected_map_unchanged)
+{
+	struct xlb_vip_key good = vip4("203.0.113.1", 443, IPPROTO_TCP);
+	struct xlb_vip ok = { .id = 7 };
+	struct {
+		const char *what;
+		struct xlb_vip_key key;
+		struct xlb_vip vip;
+		int errnum;
+		const char *says;
+	} bad[] = {
+		{ "family 5", good, ok, EINVAL, "family" },
+		{ "family 0", good, ok, EINVAL, "family" },
+		{ "ICMP", vip4("203.0.113.2", 0, IPPROTO_ICMP), ok, EINVAL,
+		  "protocol" },
+		{ "SCTP", vip4("203.0.113.2", 80, IPPROTO_SCTP), ok, EINVAL,
+		  "protocol" },
+		{ "protocol 0 (marker key)", marker_of(good), ok, EINVAL,
+		  "protocol" },
+		{ "IPv4 with addr[2] set", good, ok, EINVAL, "addr[1..3]" },
+		{ "id 1024", vip4("203.0.113.3", 80, IPPROTO_TCP),
+		  { .id = XLB_MAX_VIPS }, EINVAL, "id 1024" },
+		{ "id 0xffffffff", vip4("203.0.113.3", 80, IPPROTO_TCP),
+		  { .id = 0xffffffff }, EINVAL, "out of range" },
+		{ "unknown flag", vip4("203.0.113.3", 80, IPPROTO_TCP),
+		  { .id = 3, .flags = 1u << 7 }, EINVAL, "flags" },
+		{ "address-only flag", vip4("203.0.113.3", 80, IPPROTO_TCP),
+		  { .id = 3, .flags = XLB_VIP_F_ADDR_ONLY }, EINVAL, "flags" },
+		{ "hash mode 3", vip4("203.0.113.3", 80, IPPROTO_TCP),
+		  { .id = 3, .hash_mode = 3 }, EINVAL, "hash mode" },
+		{ "id of another VIP", vip4("203.0.113.4", 80, IPPROTO_TCP),
+		  { .id = 7 }, EEXIST, "already used by VIP tcp 203.0.113.1:443" },
+	};
+	struct xlb_vip got;
+	size_t i;
+
+	bad[0].key.family = 5;
+	bad[1].key.family = 0;
+	bad[5].key.addr[2] = htonl(1);
+
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &good, &ok, &self->err))
+		TH_LOG("%s", self->err.msg);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct xlb_err err = { "" };
+		int ret;
+
+		ret = xlb_dp_vip_set(&self->dp, &bad[i].key, &bad[i].vip, &err);
+		EXPECT_EQ(-bad[i].errnum, ret) TH_LOG("%s: got %d (%s)",
+						      bad[i].what, ret, err.msg);
+		EXPECT_NE(NULL, strstr(err.msg, bad[i].says))
+			TH_LOG("%s: message \"%s\" does not mention \"%s\"",
+			       bad[i].what, err.msg, bad[i].says);
+		TH_LOG("%-24s -> %s", bad[i].what, err.msg);
+	}
+	/* the good VIP and its marker, nothing else, nothing changed */
+	EXPECT_EQ(2, hash_count(self->dp.vips, sizeof(good)));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &good, &got));
+	EXPECT_EQ(0, memcmp(&ok, &got, sizeof(got)));
+	EXPECT_EQ(-EINVAL, xlb_dp_vip_del(&self->dp, &bad[4].key))
+		TH_LOG("a marker must not be deletable as a VIP");
+}
+
+/* Marker: none without VIPs, the one port-less VIP's entry, else address-only. */
+TEST_F(dp, vip_address_marker_follows_vips)
+{
+	struct xlb_vip_key web = vip4("203.0.113.20", 80, IPPROTO_TCP);
+	struct xlb_vip_key dns = vip4("203.0.113.20", 53, IPPROTO_UDP);
+	struct xlb_vip_key all = vip4("203.0.113.20", 0, IPPROTO_TCP);
+	struct xlb_vip_key mk = marker_of(web), other = vip4("203.0.113.21",
+							    80, IPPROTO_TCP);
+	struct xlb_vip vweb = { .id = 1, .hash_mode = XLB_HASH_5TUPLE };
+	struct xlb_vip vdns = { .id = 2, .hash_mode = XLB_HASH_3TUPLE };
+	struct xlb_vip vall = { .id = 3, .hash_mode = XLB_HASH_SRC };
+	struct xlb_vip m;
+
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &web, &vweb, &self->err));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
+	EXPECT_EQ(XLB_VIP_F_ADDR_ONLY, m.flags);
+
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &dns, &vdns, &self->err));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
+	EXPECT_EQ(0, memcmp(&vdns, &m, sizeof(m)))
+		TH_LOG("the only port-less VIP's entry should be the marker");
+
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &all, &vall, &self->err));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
+	EXPECT_EQ(XLB_VIP_F_ADDR_ONLY, m.flags)
+		TH_LOG("two port-less VIPs: fragments cannot be attributed");
+
+	/* the marker copies ids: they must not count as taken */
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &all));
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &other, &vall, &self->err))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
+	EXPECT_EQ(0, memcmp(&vdns, &m, sizeof(m)));
+
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &dns));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
+	EXPECT_EQ(XLB_VIP_F_ADDR_ONLY, m.flags);
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &web));
+	EXPECT_EQ(-ENOENT, xlb_dp_vip_get(&self->dp, &mk, &m))
+		TH_LOG("marker outlived the last VIP of its address");
+	/* other address: its VIP and its marker */
+	EXPECT_EQ(2, hash_count(self->dp.vips, sizeof(mk)));
+}
+
+/* --- backends ------------------------------------------------------------- */
+
+TEST_F(dp, backend_epoch_and_two_writes)
+{
+	struct xlb_backend a = backend4("192.0.2.10"), b = backend4("192.0.2.11");
+	struct xlb_backend got;
+	const __u16 id = 42;
+
+	ASSERT_EQ(0, xlb_dp_backend_get(&self->dp, id, &got));
+	EXPECT_EQ(0, got.flags);
+
+	a.epoch = 777;	/* ignored: the library owns epochs */
+	ASSERT_EQ(0, xlb_dp_backend_set(&self->dp, id, &a, &self->err))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_backend_get(&self->dp, id, &got));
+	EXPECT_EQ(XLB_BE_F_VALID, got.flags);
+	EXPECT_EQ(1, got.epoch);
+	EXPECT_EQ(0, memcmp(a.addr, got.addr, sizeof(a.addr)));
+
+	/* same backend, new next hop: content changes, epoch stays */
+	a.flags |= XLB_BE_F_NEXTHOP;
+	memcpy(a.dmac, "\x02\x00\x00\x00\x00\x01", 6);
+	a.ifindex = 1;
+	ASSERT_EQ(0, xlb_dp_backend_set(&self->dp, id, &a, &self->err))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_backend_get(&self->dp, id, &got));
+	EXPECT_EQ(XLB_BE_F_VALID | XLB_BE_F_NEXTHOP, got.flags);
+	EXPECT_EQ(1, got.epoch);
+	EXPECT_EQ(1, got.ifindex);
+
+	/* the id reused for another backend: new epoch */
+	ASSERT_EQ(0, xlb_dp_backend_set(&self->dp, id, &b, &self->err))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_backend_get(&self->dp, id, &got));
+	EXPECT_EQ(XLB_BE_F_VALID, got.flags);
+	EXPECT_EQ(2, got.epoch);
+	EXPECT_EQ(0, memcmp(b.addr, got.addr, sizeof(b.addr)));
+	EXPECT_EQ(0, got.ifindex);
+
+	/* clear keeps address and epoch; reuse after it still bumps */
+	ASSERT_EQ(0, xlb_dp_backend_clear(&self->dp, id));
+	ASSERT_EQ(0, xlb_dp_backend_get(&self->dp, id, &got));
+	EXPECT_EQ(0, got.flags);
+	EXPECT_EQ(2, got.epoch);
+	EXPECT_EQ(0, memcmp(b.addr, got.addr, sizeof(b.addr)));
+	ASSERT_EQ(0, xlb_dp_backend_set(&self->dp, id, &a, &self->err));
+	ASSERT_EQ(0, xlb_dp_backend_get(&self->dp, id, &got));
+	EXPECT_EQ(3, got.epoch);
+	/* back to the same backend after a clear: same epoch */
+	ASSERT_EQ(0, xlb_dp_backend_clear(&self->dp, id));
+	ASSERT_EQ(0, xlb_dp_backend_set(&self->dp, id, &a, &self->err));
+	ASSERT_EQ(0, xlb_dp_backend_get(&self->dp, id, &got));
+	EXPECT_EQ(3, got.epoch);
+	EXPECT_EQ(XLB_BE_F_VALID | XLB_BE_F_NEXTHOP, got.flags);
+
+	/* the last id works, the reserved one does not */
+	ASSERT_EQ(0, xlb_dp_backend_set(&self->dp, XLB_BACKEND_ID_MAX, &b,
+					&self->err));
+	EXPECT_EQ(-EINVAL, xlb_dp_backend_set(&self->dp, XLB_BACKEND_NONE, &b,
+					      &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "reserved"));
+	EXPECT_EQ(-EINVAL, xlb_dp_backend_get(&self->dp, XLB_BACKEND_NONE,
+					      &got));
+}
+
+TEST_F(dp, backend_bad_forms_rejected)
+{
+	struct xlb_backend good = backend4("192.0.2.10"), got;
+	struct {
+		const char *what;
+		struct xlb_backend b;
+		const char *says;
+	} bad[] = {
+		{ "family 0", good, "family" },
+		{ "IPv4 with addr[1] set", good, "addr[1..3]" },
+		{ "address 0.0.0.0", good, "unspecified" },
+		{ "encap 2", good, "encapsulation" },
+		{ "unknown flag", good, "flags" },
+		{ "next hop without MAC", good, "MAC" },
+	};
+	size_t i;
+
+	bad[0].b.family = 0;
+	bad[1].b.addr[1] = htonl(1);
+	bad[2].b.addr[0] = 0;
+	bad[3].b.encap = 2;
+	bad[4].b.flags |= 0x80;
+	bad[5].b.flags |= XLB_BE_F_NEXTHOP;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct xlb_err err = { "" };
+
+		EXPECT_EQ(-EINVAL, xlb_dp_backend_set(&self->dp, 5, &bad[i].b,
+						      &err))
+			TH_LOG("%s accepted", bad[i].what);
+		EXPECT_NE(NULL, strstr(err.msg, bad[i].says))
+			TH_LOG("%s: \"%s\"", bad[i].what, err.msg);
+		TH_LOG("%-22s -> %s", bad[i].what, err.msg);
+	}
+	ASSERT_EQ(0, xlb_dp_backend_get(&self->dp, 5, &got));
+	EXPECT_EQ(0, got.flags);
+	EXPECT_EQ(0, got.epoch);
+}
+
+/* --- tables --------------------------------------------------------------- */
+
+/* Publish, read back through the library and check the inner map itself. */
+static void publish_and_check(struct __test_metadata *_metadata,
+			      struct xlb_dp *dp, __u32 vip_id, __u32 algo,
+			      __u32 m, size_t n)
+{
+	struct xlb_table t, back = { 0 };
+	struct xlb_slot hdr;
+	struct xlb_err err = { "" };
+	__u32 zero = 0;
+	int fd;
+
+	ASSERT_EQ(0, table_make(&t, algo, m, n));
+	ASSERT_EQ(0, xlb_dp_table_publish(dp, vip_id, &t, &err))
+		TH_LOG("M=%u: %s", m, err.msg);
+	ASSERT_EQ(0, xlb_dp_table_read(dp, vip_id, &back, &err))
+		TH_LOG("M=%u: %s", m, err.msg);
+	EXPECT_EQ(m, back.size);
+	EXPECT_EQ(0, memcmp(t.slots, back.slots, (size_t)m * sizeof(*t.slots)))
+		TH_LOG("M=%u: read back %zu slots differ", m,
+		       xlb_table_diff(&t, &back));
+
+	fd = inner_open(dp, vip_id);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(m + 1, map_entries(fd));
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &zero, &hdr));
+	EXPECT_EQ(m, xlb_table_hdr_size(&hdr));
+	close(fd);
+	xlb_table_free(&t);
+	xlb_table_free(&back);
+}
+
+TEST_F(dp, table_publish_read_back_251)
+{
+	publish_and_check(_metadata, &self->dp, 0, XLB_ALGO_MAGLEV, 251, 7);
+}
+
+TEST_F(dp, table_publish_read_back_65537)
+{
+	publish_and_check(_metadata, &self->dp, 513, XLB_ALGO_MAGLEV, 65537,
+			  50);
+}
+
+TEST_F(dp, table_republish_new_size)
+{
+	struct xlb_table back = { 0 };
+	__u32 id_before, id_after, vip = 9;
+
+	publish_and_check(_metadata, &self->dp, vip, XLB_ALGO_MAGLEV, 251, 5);
+	ASSERT_EQ(0, bpf_map_lookup_elem(self->dp.tables, &vip, &id_before));
+	publish_and_check(_metadata, &self->dp, vip, XLB_ALGO_RING, 1021, 9);
+	ASSERT_EQ(0, bpf_map_lookup_elem(self->dp.tables, &vip, &id_after));
+	EXPECT_NE(id_before, id_after) TH_LOG("publish must swap in a new map");
+	/* the old map is gone once nothing refers to it */
+	EXPECT_EQ(-ENOENT, xlb_dp_table_read(&self->dp, vip + 1, &back,
+					     &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "no published table"));
+
+	ASSERT_EQ(0, xlb_dp_table_unpublish(&self->dp, vip));
+	EXPECT_EQ(-ENOENT, xlb_dp_table_read(&self->dp, vip, &back,
+					     &self->err));
+	EXPECT_EQ(-ENOENT, xlb_dp_table_unpublish(&self->dp, vip));
+}
+
+TEST_F(dp, table_publish_bad_input_fails_cleanly)
+{
+	static const __u32 bad_ids[] = { XLB_MAX_VIPS, 0xffffffffu };
+	struct xlb_table t, bad;
+	__u32 map_id, vip;
+	size_t i;
+
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, 251, 3));
+	for (i = 0; i < ARRAY_SIZE(bad_ids); i++) {
+		struct xlb_err err = { "" };
+
+		vip = bad_ids[i];
+		EXPECT_EQ(-EINVAL, xlb_dp_table_publish(&self->dp, vip, &t,
+							&err));
+		EXPECT_NE(NULL, strstr(err.msg, "out of range"))
+			TH_LOG("\"%s\"", err.msg);
+		EXPECT_EQ(-EINVAL, xlb_dp_table_unpublish(&self->dp, vip));
+	}
+	bad = t;
+	bad.size = 250;		/* not one of the primes */
+	EXPECT_EQ(-EINVAL, xlb_dp_table_publish(&self->dp, 1, &bad,
+						&self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "size 250"));
+	TH_LOG("%s", self->err.msg);
+	for (vip = 0; vip < XLB_MAX_VIPS; vip++)
+		ASSERT_NE(0, bpf_map_lookup_elem(self->dp.tables, &vip,
+						 &map_id))
+			TH_LOG("a failed publish left a table at %u", vip);
+	xlb_table_free(&t);
+}
+
+/* An mmapable template: tables are filled by mmap; the library learns it. */
+TEST_F(dp, table_publish_mmapable_template)
+{
+	close(self->dp.tables);
+	self->dp.tables = tables_new(BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	ASSERT_LE(0, self->dp.tables);
+	publish_and_check(_metadata, &self->dp, 3, XLB_ALGO_MAGLEV, 65537, 20);
+	EXPECT_EQ(BPF_F_INNER_MAP | BPF_F_MMAPABLE, self->dp.table_flags);
+	publish_and_check(_metadata, &self->dp, 3, XLB_ALGO_MAGLEV, 251, 20);
+}
+
+/* The template of bpf/maps.h (not mmapable): learnt on the first publish. */
+TEST_F(dp, table_publish_learns_template_flags)
+{
+	EXPECT_EQ(0, self->dp.table_flags);
+	publish_and_check(_metadata, &self->dp, 4, XLB_ALGO_MAGLEV, 509, 4);
+	EXPECT_EQ(BPF_F_INNER_MAP, self->dp.table_flags);
+	publish_and_check(_metadata, &self->dp, 4, XLB_ALGO_MAGLEV, 251, 4);
+}
+
+/* --- counters ------------------------------------------------------------- */
+
+TEST_F(dp, counters_sum_over_cpus)
+{
+	int n = self->dp.ncpus, cpu, i;
+	__u64 per = (__u64)n * (n + 1) / 2;	/* 1 + 2 + ... + n */
+	struct xlb_vip_stats *vs = calloc(n, sizeof(*vs)), vsum;
+	struct xlb_counter *bc = calloc(n, sizeof(*bc)), bsum;
+	__u64 *u = calloc(n, sizeof(*u)), ev[XLB_EV_MAX], act[XLB_ACTIONS];
+	__u32 key;
+
+	ASSERT_NE(NULL, vs);
+	ASSERT_NE(NULL, bc);
+	ASSERT_NE(NULL, u);
+	for (cpu = 0; cpu < n; cpu++) {
+		vs[cpu] = (struct xlb_vip_stats){ cpu + 1, 10 * (cpu + 1),
+			100 * (cpu + 1), 1000 * (cpu + 1), 7 };
+		bc[cpu] = (struct xlb_counter){ cpu + 1, 1500 * (cpu + 1) };
+	}
+	key = 17;
+	ASSERT_EQ(0, bpf_map_update_elem(self->dp.vip_stats, &key, vs, 0));
+	key = 300;
+	ASSERT_EQ(0, bpf_map_update_elem(self->dp.backend_stats, &key, bc, 0));
+	for (i = 0; i < XLB_EV_MAX; i++) {
+		for (cpu = 0; cpu < n; cpu++)
+			u[cpu] = (__u64)(i + 1) * (cpu + 1);
+		key = i;
+		ASSERT_EQ(0, bpf_map_update_elem(self->dp.events, &key, u, 0));
+	}
+	for (i = 0; i < XLB_ACTIONS; i++) {
+		for (cpu = 0; cpu < n; cpu++)
+			u[cpu] = (__u64)1 << (i * 8);
+		key = i;
+		ASSERT_EQ(0, bpf_map_update_elem(self->dp.actions, &key, u, 0));
+	}
+
+	ASSERT_EQ(0, xlb_dp_vip_stats(&self->dp, 17, &vsum));
+	EXPECT_EQ(per, vsum.packets);
+	EXPECT_EQ(10 * per, vsum.bytes);
+	EXPECT_EQ(100 * per, vsum.new_flows);
+	EXPECT_EQ(1000 * per, vsum.ct_hits);
+	EXPECT_EQ(7ULL * n, vsum.ct_misses);
+	ASSERT_EQ(0, xlb_dp_vip_stats(&self->dp, 16, &vsum));
+	EXPECT_EQ(0, vsum.packets);
+	EXPECT_EQ(-EINVAL, xlb_dp_vip_stats(&self->dp, XLB_MAX_VIPS, &vsum));
+
+	ASSERT_EQ(0, xlb_dp_backend_stats(&self->dp, 300, &bsum));
+	EXPECT_EQ(per, bsum.packets);
+	EXPECT_EQ(1500 * per, bsum.bytes);
+
+	ASSERT_EQ(0, xlb_dp_events(&self->dp, ev));
+	for (i = 0; i < XLB_EV_MAX; i++)
+		EXPECT_EQ((__u64)(i + 1) * per, ev[i]) TH_LOG("event %d", i);
+	ASSERT_EQ(0, xlb_dp_actions(&self->dp, act));
+	for (i = 0; i < XLB_ACTIONS; i++)
+		EXPECT_EQ((__u64)n << (i * 8), act[i]) TH_LOG("action %d", i);
+	TH_LOG("%d possible CPUs", n);
+	free(vs);
+	free(bc);
+	free(u);
+}
+
+TEST(event_names_stable)
+{
+	static const char *const want[XLB_EV_MAX] = {
+		"malformed", "fragment", "no_backend", "too_big", "no_route",
+		"no_neigh", "unsupported", "no_table", "icmp_steered",
+	};
+	int i;
+
+	for (i = 0; i < XLB_EV_MAX; i++)
+		EXPECT_STREQ(want[i], xlb_event_name(i));
+	EXPECT_EQ(NULL, xlb_event_name(XLB_EV_MAX));
+	EXPECT_EQ(NULL, xlb_event_name(-1));
+}
+
+/* --- connection table ----------------------------------------------------- */
+
+TEST_F(dp, ct_lookup_count_flush)
+{
+	const __u32 n = 10000;	/* more than one batch */
+	struct xlb_rand r = { 0x6374 };
+	struct xlb_flow f, first;
+	struct xlb_ct ct, got;
+	__u32 i, count;
+
+	for (i = 0; i < n; i++) {
+		xlb_rand_flow(&r, &f, i & 1 ? XLB_FAMILY_INET6 :
+				      XLB_FAMILY_INET);
+		ct = (struct xlb_ct){ .last_seen = i, .epoch = 3, .hash = i,
+				      .backend = (__u16)(i % 100),
+				      .vip = 1 };
+		ASSERT_EQ(0, bpf_map_update_elem(self->dp.conntrack, &f, &ct,
+						 BPF_NOEXIST));
+		if (!i)
+			first = f;
+	}
+	ASSERT_EQ(0, xlb_dp_ct_count(&self->dp, &count));
+	EXPECT_EQ(n, count);
+	ASSERT_EQ(0, xlb_dp_ct_lookup(&self->dp, &first, &got));
+	EXPECT_EQ(0, got.last_seen);
+	EXPECT_EQ(3, got.epoch);
+
+	ASSERT_EQ(0, xlb_dp_ct_flush(&self->dp));
+	ASSERT_EQ(0, xlb_dp_ct_count(&self->dp, &count));
+	EXPECT_EQ(0, count);
+	EXPECT_EQ(0, hash_count(self->dp.conntrack, sizeof(f)));
+	EXPECT_EQ(-ENOENT, xlb_dp_ct_lookup(&self->dp, &first, &got));
+	/* flushing an empty table is fine */
+	EXPECT_EQ(0, xlb_dp_ct_flush(&self->dp));
+}
+
+/* --- tx ports ------------------------------------------------------------- */
+
+TEST_F(dp, tx_port_add_del)
+{
+	__u32 lo = if_nametoindex("lo"), v;
+
+	ASSERT_NE(0, lo);
+	ASSERT_EQ(0, xlb_dp_tx_port_add(&self->dp, lo));
+	ASSERT_EQ(0, bpf_map_lookup_elem(self->dp.tx_ports, &lo, &v));
+	EXPECT_EQ(lo, v);
+	EXPECT_EQ(0, xlb_dp_tx_port_add(&self->dp, lo)) TH_LOG("idempotent");
+	ASSERT_EQ(0, xlb_dp_tx_port_del(&self->dp, lo));
+	EXPECT_EQ(-ENOENT, xlb_dp_tx_port_del(&self->dp, lo));
+	EXPECT_EQ(-EINVAL, xlb_dp_tx_port_add(&self->dp, 0));
+}
+
+/* --- opening the maps ----------------------------------------------------- */
+
+static const char *const pin_names[] = {
+	XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_TABLES, XLB_MAP_BACKENDS,
+	XLB_MAP_CONNTRACK, XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS,
+	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS,
+};
+
+static int pin(const char *dir, const char *name, int fd)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+	return bpf_obj_pin(fd, path);
+}
+
+/* Adopting pins sees the same maps; missing or foreign maps are refused. */
+TEST_F(dp, from_pins)
+{
+	char dir[] = "/tmp/xlb-dp-test-XXXXXX";
+	const int fds[] = {
+		self->dp.config, self->dp.vips, self->dp.tables,
+		self->dp.backends, self->dp.conntrack, self->dp.vip_stats,
+		self->dp.backend_stats, self->dp.events, self->dp.actions,
+		self->dp.tx_ports,
+	};
+	struct xlb_vip_key k = vip4("203.0.113.30", 80, IPPROTO_TCP);
+	struct xlb_vip v = { .id = 12 }, got;
+	struct xlb_table t, back = { 0 };
+	struct xlb_dp pinned;
+	char path[256];
+	size_t i;
+
+	/* a private mount namespace and bpffs: nothing leaks out of the test */
+	ASSERT_EQ(0, unshare(CLONE_NEWNS)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, mount("bpf", dir, "bpf", 0, NULL))
+		TH_LOG("mount bpffs: %s", strerror(errno));
+	for (i = 0; i < ARRAY_SIZE(fds); i++)
+		ASSERT_EQ(0, pin(dir, pin_names[i], fds[i]));
+
+	ASSERT_EQ(0, xlb_dp_from_pins(&pinned, dir, &self->err))
+		TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(self->dp.ncpus, pinned.ncpus);
+	ASSERT_EQ(0, xlb_dp_vip_set(&pinned, &k, &v, &self->err));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &k, &got));
+	EXPECT_EQ(12, got.id);
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, 251, 4));
+	ASSERT_EQ(0, xlb_dp_table_publish(&pinned, 12, &t, &self->err));
+	ASSERT_EQ(0, xlb_dp_table_read(&self->dp, 12, &back, &self->err));
+	EXPECT_EQ(0, memcmp(t.slots, back.slots, 251 * sizeof(*t.slots)));
+	xlb_table_free(&t);
+	xlb_table_free(&back);
+	xlb_dp_close(&pinned);
+	EXPECT_EQ(-1, pinned.vips);
+
+	/* a foreign map under a known name */
+	ASSERT_EQ(0, pin(dir, XLB_MAP_VIPS, self->dp.backends));
+	EXPECT_EQ(-EINVAL, xlb_dp_from_pins(&pinned, dir, &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "map xlb_vips"))
+		TH_LOG("%s", self->err.msg);
+	TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(-1, pinned.config) TH_LOG("fds left open after an error");
+
+	/* a missing map */
+	snprintf(path, sizeof(path), "%s/%s", dir, XLB_MAP_EVENTS);
+	ASSERT_EQ(0, unlink(path));
+	ASSERT_EQ(0, pin(dir, XLB_MAP_VIPS, self->dp.vips));
+	EXPECT_EQ(-ENOENT, xlb_dp_from_pins(&pinned, dir, &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, path))
+		TH_LOG("%s", self->err.msg);
+	TH_LOG("%s", self->err.msg);
+
+	for (i = 0; i < ARRAY_SIZE(pin_names); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, pin_names[i]);
+		unlink(path);
+	}
+	umount(dir);
+	rmdir(dir);
+}
+
+/* The real data path object: its maps pass the layout checks. */
+TEST(from_obj_real_data_path)
+{
+	struct xlb_err err = { "" };
+	struct xlb_table t, back = { 0 };
+	struct xlb_bpf *skel;
+	struct xlb_dp dp;
+
+	skel = xlb_bpf__open();
+	ASSERT_NE(NULL, skel);
+	EXPECT_EQ(-EBADF, xlb_dp_from_obj(&dp, skel->obj, &err));
+	EXPECT_NE(NULL, strstr(err.msg, "load the object first"));
+	ASSERT_EQ(0, xlb_bpf__load(skel)) TH_LOG("cannot load xlb.bpf.o: %s",
+						 strerror(errno));
+	ASSERT_EQ(0, xlb_dp_from_obj(&dp, skel->obj, &err))
+		TH_LOG("%s", err.msg);
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, 251, 4));
+	ASSERT_EQ(0, xlb_dp_table_publish(&dp, 1, &t, &err))
+		TH_LOG("%s", err.msg);
+	ASSERT_EQ(0, xlb_dp_table_read(&dp, 1, &back, &err));
+	EXPECT_EQ(0, memcmp(t.slots, back.slots, 251 * sizeof(*t.slots)));
+	EXPECT_TRUE(dp.table_flags & BPF_F_INNER_MAP);
+	TH_LOG("inner table maps of xlb.bpf.o: flags 0x%x (%s)",
+	       dp.table_flags, dp.table_flags & BPF_F_MMAPABLE ?
+	       "filled by mmap" : "not mmapable: filled by batch update");
+	xlb_table_free(&t);
+	xlb_table_free(&back);
+	/* dp has descriptors of its own: closing the object first is fine */
+	xlb_bpf__destroy(skel);
+	ASSERT_EQ(0, xlb_dp_table_unpublish(&dp, 1));
+	xlb_dp_close(&dp);
+}
+
+TEST(from_obj_names_missing_map)
+{
+	struct xlb_err err = { "" };
+	struct flow_hash_bpf *skel;
+	struct xlb_dp dp;
+
+	skel = flow_hash_bpf__open();
+	ASSERT_NE(NULL, skel);
+	EXPECT_EQ(-ENOENT, xlb_dp_from_obj(&dp, skel->obj, &err));
+	EXPECT_NE(NULL, strstr(err.msg, "no map named xlb_config"))
+		TH_LOG("%s", err.msg);
+	flow_hash_bpf__destroy(skel);
+}
+
+TEST_HARNESS_MAIN

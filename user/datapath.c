@@ -1,0 +1,1092 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxlb: access to the data path's maps.  See datapath.h for the contract;
+ * here: how tables are published without stalling forwarding.
+ *
+ * A table is a fresh inner ARRAY map filled before anything points at it,
+ * then swapped in with one update of the outer ARRAY_OF_MAPS entry (the
+ * kernel waits an RCU grace period there, so when the update returns no
+ * program still reads the old map; packets never wait).  Filling is by
+ * mmap when the inner maps are BPF_F_MMAPABLE: one memory write per slot
+ * instead of a syscall or a copy_from_user per slot.  The inner map's flags
+ * must equal those of the outer map's template, so the first publish learns
+ * which of the two the template uses.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "datapath.h"
+
+/* Inner table map flags: mmap-filled if the template allows, else batch. */
+#define TABLE_FLAGS_MMAP	(BPF_F_INNER_MAP | BPF_F_MMAPABLE)
+#define TABLE_FLAGS_PLAIN	BPF_F_INNER_MAP
+
+/* An ARRAY map stores each value in round_up(value_size, 8) bytes. */
+#define ARRAY_STRIDE		8
+
+/* Entries per batch syscall when walking a hash map. */
+#define WALK_CHUNK		4096
+
+/* How often table_read retries when the table is replaced under it. */
+#define READ_RETRIES		5
+
+struct map_spec {
+	const char *name;
+	size_t fd_off;		/* offsetof(struct xlb_dp, <fd>) */
+	__u32 type;
+	__u32 key_size;
+	__u32 value_size;
+	__u32 min_entries;	/* userspace indexes up to this */
+	const char *value;	/* what a value is, for messages */
+};
+
+#define SPEC(n, field, t, k, v, min, what) \
+	{ n, offsetof(struct xlb_dp, field), t, k, v, min, what }
+
+static const struct map_spec map_specs[] = {
+	SPEC(XLB_MAP_CONFIG, config, BPF_MAP_TYPE_ARRAY, 4,
+	     sizeof(struct xlb_config), 1, "struct xlb_config"),
+	SPEC(XLB_MAP_VIPS, vips, BPF_MAP_TYPE_HASH, sizeof(struct xlb_vip_key),
+	     sizeof(struct xlb_vip), 1, "struct xlb_vip"),
+	SPEC(XLB_MAP_TABLES, tables, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4,
+	     XLB_MAX_VIPS, "an inner map"),
+	SPEC(XLB_MAP_BACKENDS, backends, BPF_MAP_TYPE_ARRAY, 4,
+	     sizeof(struct xlb_backend), XLB_MAX_BACKENDS,
+	     "struct xlb_backend"),
+	SPEC(XLB_MAP_CONNTRACK, conntrack, BPF_MAP_TYPE_LRU_HASH,
+	     sizeof(struct xlb_flow), sizeof(struct xlb_ct), 1,
+	     "struct xlb_ct"),
+	SPEC(XLB_MAP_VIP_STATS, vip_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+	     sizeof(struct xlb_vip_stats), XLB_MAX_VIPS,
+	     "struct xlb_vip_stats"),
+	SPEC(XLB_MAP_BACKEND_STATS, backend_stats, BPF_MAP_TYPE_PERCPU_ARRAY,
+	     4, sizeof(struct xlb_counter), XLB_MAX_BACKENDS,
+	     "struct xlb_counter"),
+	SPEC(XLB_MAP_EVENTS, events, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+	     sizeof(__u64), XLB_EV_MAX, "__u64"),
+	SPEC(XLB_MAP_ACTIONS, actions, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+	     sizeof(__u64), XLB_ACTIONS, "__u64"),
+	SPEC(XLB_MAP_TX_PORTS, tx_ports, BPF_MAP_TYPE_DEVMAP_HASH, 4, 4, 1,
+	     "an ifindex"),
+};
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define N_MAPS		ARRAY_SIZE(map_specs)
+
+/* Counters are read as arrays of __u64 per CPU. */
+_Static_assert(sizeof(struct xlb_vip_stats) % 8 == 0, "per-CPU layout");
+_Static_assert(sizeof(struct xlb_counter) % 8 == 0, "per-CPU layout");
+_Static_assert(sizeof(struct xlb_slot) <= ARRAY_STRIDE, "array stride");
+
+static int *dp_fd(struct xlb_dp *dp, const struct map_spec *s)
+{
+	return (int *)((char *)dp + s->fd_off);
+}
+
+static void dp_init(struct xlb_dp *dp)
+{
+	size_t i;
+
+	memset(dp, 0, sizeof(*dp));
+	for (i = 0; i < N_MAPS; i++)
+		*dp_fd(dp, &map_specs[i]) = -1;
+}
+
+void xlb_dp_close(struct xlb_dp *dp)
+{
+	size_t i;
+	int *fd;
+
+	for (i = 0; i < N_MAPS; i++) {
+		fd = dp_fd(dp, &map_specs[i]);
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+}
+
+static const char *map_type_str(__u32 type)
+{
+	const char *s = libbpf_bpf_map_type_str(type);
+
+	return s ? s : "unknown";
+}
+
+/* Refuse maps whose layout is not the one of structs.h. */
+static int map_check(int fd, const struct map_spec *s, struct xlb_err *err)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	int ret;
+
+	memset(&info, 0, sizeof(info));
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (ret)
+		return xlb_errf(err, -ret, "cannot query map %s: %s", s->name,
+				strerror(-ret));
+	if (info.type != s->type)
+		return xlb_errf(err, EINVAL,
+				"map %s is of type %s, expected %s: not an xlb data path map of this version",
+				s->name, map_type_str(info.type),
+				map_type_str(s->type));
+	if (info.key_size != s->key_size || info.value_size != s->value_size)
+		return xlb_errf(err, EINVAL,
+				"map %s has %u-byte keys and %u-byte values, expected %u and %u (%s): the maps are from another xlb version",
+				s->name, info.key_size, info.value_size,
+				s->key_size, s->value_size, s->value);
+	if (info.max_entries < s->min_entries)
+		return xlb_errf(err, EINVAL,
+				"map %s has %u entries, expected at least %u",
+				s->name, info.max_entries, s->min_entries);
+	return 0;
+}
+
+static int dp_finish(struct xlb_dp *dp, struct xlb_err *err)
+{
+	dp->ncpus = libbpf_num_possible_cpus();
+	if (dp->ncpus <= 0)
+		return xlb_errf(err, dp->ncpus ? -dp->ncpus : EINVAL,
+				"cannot count the possible CPUs (/sys/devices/system/cpu/possible)");
+	return 0;
+}
+
+int xlb_dp_from_obj(struct xlb_dp *dp, struct bpf_object *obj,
+		    struct xlb_err *err)
+{
+	const struct map_spec *s;
+	struct bpf_map *map;
+	size_t i;
+	int fd, ret;
+
+	dp_init(dp);
+	for (i = 0; i < N_MAPS; i++) {
+		s = &map_specs[i];
+		map = bpf_object__find_map_by_name(obj, s->name);
+		if (!map) {
+			ret = xlb_errf(err, ENOENT,
+				       "BPF object %s has no map named %s",
+				       bpf_object__name(obj), s->name);
+			goto fail;
+		}
+		fd = bpf_map__fd(map);
+		if (fd < 0) {
+			ret = xlb_errf(err, EBADF,
+				       "map %s of BPF object %s is not created yet: load the object first",
+				       s->name, bpf_object__name(obj));
+			goto fail;
+		}
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0) {
+			ret = xlb_errf(err, errno, "cannot duplicate the fd of map %s: %s",
+				       s->name, strerror(errno));
+			goto fail;
+		}
+		*dp_fd(dp, s) = fd;
+		ret = map_check(fd, s, err);
+		if (ret)
+			goto fail;
+	}
+	ret = dp_finish(dp, err);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	xlb_dp_close(dp);
+	return ret;
+}
+
+int xlb_dp_from_pins(struct xlb_dp *dp, const char *dir, struct xlb_err *err)
+{
+	const struct map_spec *s;
+	char path[4096];
+	size_t i;
+	int fd, ret;
+
+	dp_init(dp);
+	for (i = 0; i < N_MAPS; i++) {
+		s = &map_specs[i];
+		if (snprintf(path, sizeof(path), "%s/%s", dir, s->name) >=
+		    (int)sizeof(path)) {
+			ret = xlb_errf(err, ENAMETOOLONG,
+				       "pin folder name is too long: %s", dir);
+			goto fail;
+		}
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			ret = xlb_errf(err, -fd,
+				       "cannot open pinned map %s: %s%s", path,
+				       strerror(-fd), fd == -ENOENT ?
+				       " (is the data path loaded and pinned there?)" :
+				       "");
+			goto fail;
+		}
+		*dp_fd(dp, s) = fd;
+		ret = map_check(fd, s, err);
+		if (ret)
+			goto fail;
+	}
+	ret = dp_finish(dp, err);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	xlb_dp_close(dp);
+	return ret;
+}
+
+/* --- config --------------------------------------------------------------- */
+
+void xlb_config_defaults(struct xlb_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->gue_port = XLB_GUE_PORT_DEFAULT;
+	c->mtu = XLB_MTU_DEFAULT;
+	c->ttl = XLB_TTL_DEFAULT;
+	c->udp_idle_s = XLB_UDP_IDLE_DEFAULT;
+}
+
+int xlb_dp_config_get(const struct xlb_dp *dp, struct xlb_config *c)
+{
+	__u32 key = 0;
+
+	return bpf_map_lookup_elem(dp->config, &key, c);
+}
+
+int xlb_dp_config_set(const struct xlb_dp *dp, const struct xlb_config *c)
+{
+	__u32 key = 0;
+
+	return bpf_map_update_elem(dp->config, &key, c, BPF_ANY);
+}
+
+/* --- hash map walks ------------------------------------------------------- */
+
+typedef int (*walk_fn)(const void *key, const void *value, void *ctx);
+
+/*
+ * Visit every entry of a hash map, WALK_CHUNK per syscall; with del, the
+ * visited entries are deleted.  *n gets the number visited.
+ */
+static int hash_walk(int fd, __u32 key_size, __u32 value_size, bool del,
+		     walk_fn fn, void *ctx, __u32 *n)
+{
+	__u32 in_batch = 0, out_batch = 0, count, i;
+	char *keys, *values;
+	void *in = NULL;	/* NULL: from the first bucket */
+	int ret;
+
+	*n = 0;
+	keys = malloc((size_t)WALK_CHUNK * key_size);
+	values = malloc((size_t)WALK_CHUNK * value_size);
+	if (!keys || !values) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		count = WALK_CHUNK;
+		if (del)
+			ret = bpf_map_lookup_and_delete_batch(fd, in, &out_batch,
+							      keys, values,
+							      &count, NULL);
+		else
+			ret = bpf_map_lookup_batch(fd, in, &out_batch, keys,
+						   values, &count, NULL);
+		if (ret && ret != -ENOENT)
+			goto out;
+		*n += count;
+		for (i = 0; fn && i < count; i++) {
+			int r = fn(keys + (size_t)i * key_size,
+				   values + (size_t)i * value_size, ctx);
+
+			if (r) {
+				ret = r;
+				goto out;
+			}
+		}
+		if (ret == -ENOENT) {	/* walked past the last bucket */
+			ret = 0;
+			goto out;
+		}
+		in_batch = out_batch;
+		in = &in_batch;
+	}
+out:
+	free(keys);
+	free(values);
+	return ret;
+}
+
+/* --- VIPs ----------------------------------------------------------------- */
+
+/*
+ * Address markers (structs.h) are keys with port 0 and protocol 0.  They
+ * are derived from the VIPs, so callers never write them: every VIP change
+ * brings its address's marker up to date.
+ */
+static bool vip_is_marker(const struct xlb_vip_key *k)
+{
+	return !k->proto;
+}
+
+static bool vip_same_addr(const struct xlb_vip_key *a,
+			  const struct xlb_vip_key *b)
+{
+	return a->family == b->family &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+static const char *proto_name(__u8 proto)
+{
+	return proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" : "?";
+}
+
+/* "tcp 192.0.2.1:80", "udp [2001:db8::1]:53", "tcp 192.0.2.1:*" */
+static const char *vip_str(const struct xlb_vip_key *k, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN], port[8] = "*";
+	int v6 = k->family == XLB_FAMILY_INET6;
+
+	if (!inet_ntop(v6 ? AF_INET6 : AF_INET, k->addr, addr, sizeof(addr)))
+		snprintf(addr, sizeof(addr), "?");
+	if (k->port)
+		snprintf(port, sizeof(port), "%u", ntohs(k->port));
+	snprintf(buf, len, "%s %s%s%s:%s", proto_name(k->proto), v6 ? "[" : "",
+		 addr, v6 ? "]" : "", port);
+	return buf;
+}
+
+static int vip_key_check(const struct xlb_vip_key *k, struct xlb_err *err)
+{
+	if (k->family != XLB_FAMILY_INET && k->family != XLB_FAMILY_INET6)
+		return xlb_errf(err, EINVAL,
+				"VIP address family %u is neither 4 (IPv4) nor 6 (IPv6)",
+				k->family);
+	if (k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP)
+		return xlb_errf(err, EINVAL,
+				"VIP protocol %u is neither TCP (6) nor UDP (17)",
+				k->proto);
+	if (k->family == XLB_FAMILY_INET &&
+	    (k->addr[1] || k->addr[2] || k->addr[3]))
+		return xlb_errf(err, EINVAL,
+				"IPv4 VIP key has bits set in addr[1..3]: an IPv4 address goes in addr[0], the rest must be zero");
+	return 0;
+}
+
+static int vip_check(const struct xlb_vip *v, struct xlb_err *err)
+{
+	if (v->id >= XLB_MAX_VIPS)
+		return xlb_errf(err, EINVAL,
+				"VIP id %u is out of range: ids are 0..%u",
+				v->id, XLB_MAX_VIPS - 1);
+	if (v->flags & ~XLB_VIP_F_STATELESS)
+		return xlb_errf(err, EINVAL,
+				"VIP flags 0x%x are not allowed: a VIP may set 0x%x (stateless)",
+				v->flags, XLB_VIP_F_STATELESS);
+	if (v->hash_mode > XLB_HASH_SRC)
+		return xlb_errf(err, EINVAL,
+				"VIP hash mode %u is unknown: 0 (5-tuple), 1 (3-tuple) or 2 (source address)",
+				v->hash_mode);
+	return 0;
+}
+
+/* Every entry of the VIP map, markers included. */
+struct vip_table {
+	struct xlb_vip_key *keys;
+	struct xlb_vip *vals;
+	__u32 n, cap;
+};
+
+static int vip_collect(const void *key, const void *value, void *ctx)
+{
+	struct vip_table *vt = ctx;
+	struct xlb_vip_key *keys;
+	struct xlb_vip *vals;
+	__u32 cap;
+
+	if (vt->n == vt->cap) {
+		cap = vt->cap ? 2 * vt->cap : 64;
+		keys = realloc(vt->keys, cap * sizeof(*keys));
+		if (!keys)
+			return -ENOMEM;
+		vt->keys = keys;
+		vals = realloc(vt->vals, cap * sizeof(*vals));
+		if (!vals)
+			return -ENOMEM;
+		vt->vals = vals;
+		vt->cap = cap;
+	}
+	memcpy(&vt->keys[vt->n], key, sizeof(*vt->keys));
+	memcpy(&vt->vals[vt->n], value, sizeof(*vt->vals));
+	vt->n++;
+	return 0;
+}
+
+static void vip_table_free(struct vip_table *vt)
+{
+	free(vt->keys);
+	free(vt->vals);
+	memset(vt, 0, sizeof(*vt));
+}
+
+static int vip_dump(const struct xlb_dp *dp, struct vip_table *vt)
+{
+	__u32 n;
+	int ret;
+
+	memset(vt, 0, sizeof(*vt));
+	ret = hash_walk(dp->vips, sizeof(struct xlb_vip_key),
+			sizeof(struct xlb_vip), false, vip_collect, vt, &n);
+	if (ret)
+		vip_table_free(vt);
+	return ret;
+}
+
+/*
+ * The marker key's address should have: none when no VIP uses the address;
+ * a copy of the VIP when exactly one of its VIPs hashes without ports (so
+ * non-first fragments find it); else XLB_VIP_F_ADDR_ONLY.
+ */
+static bool marker_want(const struct vip_table *vt,
+			const struct xlb_vip_key *mk, struct xlb_vip *m)
+{
+	__u32 i, vips = 0, portless = 0;
+
+	for (i = 0; i < vt->n; i++) {
+		if (vip_is_marker(&vt->keys[i]) ||
+		    !vip_same_addr(&vt->keys[i], mk))
+			continue;
+		vips++;
+		if (vt->vals[i].hash_mode != XLB_HASH_5TUPLE) {
+			portless++;
+			*m = vt->vals[i];
+		}
+	}
+	if (portless != 1) {
+		memset(m, 0, sizeof(*m));
+		m->flags = XLB_VIP_F_ADDR_ONLY;
+	}
+	return vips > 0;
+}
+
+static int marker_sync(const struct xlb_dp *dp, const struct xlb_vip_key *key)
+{
+	struct xlb_vip_key mk = { .family = key->family };
+	struct vip_table vt;
+	struct xlb_vip m, cur;
+	int ret;
+
+	memcpy(mk.addr, key->addr, sizeof(mk.addr));
+	ret = vip_dump(dp, &vt);
+	if (ret)
+		return ret;
+	if (marker_want(&vt, &mk, &m)) {
+		ret = bpf_map_lookup_elem(dp->vips, &mk, &cur);
+		if (ret || memcmp(&cur, &m, sizeof(m)))
+			ret = bpf_map_update_elem(dp->vips, &mk, &m, BPF_ANY);
+	} else {
+		ret = bpf_map_delete_elem(dp->vips, &mk);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	vip_table_free(&vt);
+	return ret;
+}
+
+int xlb_dp_vip_set(const struct xlb_dp *dp, const struct xlb_vip_key *key,
+		   const struct xlb_vip *vip, struct xlb_err *err)
+{
+	struct xlb_vip v = *vip, old;
+	struct vip_table vt;
+	bool had_old = false;
+	char a[80], b[80];
+	__u32 i;
+	int ret;
+
+	ret = vip_key_check(key, err);
+	if (!ret)
+		ret = vip_check(vip, err);
+	if (ret)
+		return ret;
+	memset(v.pad, 0, sizeof(v.pad));
+
+	ret = vip_dump(dp, &vt);
+	if (ret)
+		return xlb_errf(err, -ret, "cannot read the VIP map: %s",
+				strerror(-ret));
+	for (i = 0; i < vt.n; i++) {
+		if (vip_is_marker(&vt.keys[i]))
+			continue;
+		if (!memcmp(&vt.keys[i], key, sizeof(*key))) {
+			old = vt.vals[i];
+			had_old = true;
+		} else if (vt.vals[i].id == v.id) {
+			ret = xlb_errf(err, EEXIST,
+				       "VIP id %u is already used by VIP %s: every VIP needs an id of its own (for %s)",
+				       v.id, vip_str(&vt.keys[i], a, sizeof(a)),
+				       vip_str(key, b, sizeof(b)));
+		}
+	}
+	vip_table_free(&vt);
+	if (ret)
+		return ret;
+
+	ret = bpf_map_update_elem(dp->vips, key, &v, BPF_ANY);
+	if (!ret) {
+		ret = marker_sync(dp, key);
+		if (ret) {	/* all or nothing: put the VIP back */
+			if (had_old)
+				bpf_map_update_elem(dp->vips, key, &old,
+						    BPF_ANY);
+			else
+				bpf_map_delete_elem(dp->vips, key);
+			marker_sync(dp, key);
+		}
+	}
+	if (ret == -E2BIG)
+		return xlb_errf(err, E2BIG,
+				"cannot add VIP %s: the VIP map is full (it holds the VIPs and one marker per VIP address)",
+				vip_str(key, a, sizeof(a)));
+	if (ret)
+		return xlb_errf(err, -ret, "cannot write VIP %s: %s",
+				vip_str(key, a, sizeof(a)), strerror(-ret));
+	return 0;
+}
+
+int xlb_dp_vip_del(const struct xlb_dp *dp, const struct xlb_vip_key *key)
+{
+	int ret;
+
+	ret = vip_key_check(key, NULL);
+	if (ret)
+		return ret;
+	ret = bpf_map_delete_elem(dp->vips, key);
+	if (ret)
+		return ret;
+	return marker_sync(dp, key);
+}
+
+int xlb_dp_vip_get(const struct xlb_dp *dp, const struct xlb_vip_key *key,
+		   struct xlb_vip *vip)
+{
+	return bpf_map_lookup_elem(dp->vips, key, vip);
+}
+
+/* --- backends ------------------------------------------------------------- */
+
+static int backend_id_check(__u16 id, struct xlb_err *err)
+{
+	if (id > XLB_BACKEND_ID_MAX)
+		return xlb_errf(err, EINVAL,
+				"backend id %u is reserved (no backend): ids are 0..%u",
+				id, XLB_BACKEND_ID_MAX);
+	return 0;
+}
+
+static int backend_check(__u16 id, const struct xlb_backend *b,
+			 struct xlb_err *err)
+{
+	static const __be32 zero[4];
+	int ret;
+
+	ret = backend_id_check(id, err);
+	if (ret)
+		return ret;
+	if (b->family != XLB_FAMILY_INET && b->family != XLB_FAMILY_INET6)
+		return xlb_errf(err, EINVAL,
+				"backend %u: address family %u is neither 4 (IPv4) nor 6 (IPv6)",
+				id, b->family);
+	if (b->family == XLB_FAMILY_INET &&
+	    (b->addr[1] || b->addr[2] || b->addr[3]))
+		return xlb_errf(err, EINVAL,
+				"backend %u: IPv4 address has bits set in addr[1..3]: they must be zero",
+				id);
+	if (!memcmp(b->addr, zero, sizeof(zero)))
+		return xlb_errf(err, EINVAL,
+				"backend %u: address is unspecified (all zero)",
+				id);
+	if (b->encap != XLB_ENCAP_IPIP && b->encap != XLB_ENCAP_GUE)
+		return xlb_errf(err, EINVAL,
+				"backend %u: encapsulation %u is unknown: 0 (IP-in-IP) or 1 (GUE)",
+				id, b->encap);
+	if (b->flags & ~(XLB_BE_F_VALID | XLB_BE_F_NEXTHOP))
+		return xlb_errf(err, EINVAL,
+				"backend %u: flags 0x%x have unknown bits: known are 0x%x",
+				id, b->flags, XLB_BE_F_VALID | XLB_BE_F_NEXTHOP);
+	if ((b->flags & XLB_BE_F_NEXTHOP) &&
+	    !memcmp(b->dmac, zero, sizeof(b->dmac)))
+		return xlb_errf(err, EINVAL,
+				"backend %u: a fixed next hop needs its MAC address",
+				id);
+	return 0;
+}
+
+/* Same destination: connection entries made for a stay valid for b. */
+static bool backend_same_target(const struct xlb_backend *a,
+				const struct xlb_backend *b)
+{
+	return a->family == b->family && a->encap == b->encap &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+int xlb_dp_backend_set(const struct xlb_dp *dp, __u16 id,
+		       const struct xlb_backend *b, struct xlb_err *err)
+{
+	struct xlb_backend old, new;
+	bool disabled = false;
+	__u32 key = id;
+	int ret;
+
+	ret = backend_check(id, b, err);
+	if (ret)
+		return ret;
+	ret = bpf_map_lookup_elem(dp->backends, &key, &old);
+	if (ret)
+		return xlb_errf(err, -ret, "cannot read backend %u: %s", id,
+				strerror(-ret));
+
+	new = *b;
+	new.pad = 0;
+	new.epoch = backend_same_target(&old, &new) ? old.epoch : old.epoch + 1;
+	if (!memcmp(&old, &new, sizeof(new)))
+		return 0;
+
+	/* Nobody may see the old entry's flags with the new destination. */
+	if (old.flags & XLB_BE_F_VALID) {
+		old.flags = 0;
+		ret = bpf_map_update_elem(dp->backends, &key, &old, BPF_ANY);
+		if (ret)
+			return xlb_errf(err, -ret,
+					"cannot disable backend %u before replacing it: %s",
+					id, strerror(-ret));
+		disabled = true;
+	}
+	ret = bpf_map_update_elem(dp->backends, &key, &new, BPF_ANY);
+	if (ret)
+		return xlb_errf(err, -ret,
+				"cannot write backend %u: %s%s", id,
+				strerror(-ret),
+				disabled ? " (it stays disabled)" : "");
+	return 0;
+}
+
+int xlb_dp_backend_clear(const struct xlb_dp *dp, __u16 id)
+{
+	struct xlb_backend b;
+	__u32 key = id;
+	int ret;
+
+	ret = backend_id_check(id, NULL);
+	if (ret)
+		return ret;
+	ret = bpf_map_lookup_elem(dp->backends, &key, &b);
+	if (ret || !b.flags)
+		return ret;
+	b.flags = 0;
+	return bpf_map_update_elem(dp->backends, &key, &b, BPF_ANY);
+}
+
+int xlb_dp_backend_get(const struct xlb_dp *dp, __u16 id,
+		       struct xlb_backend *b)
+{
+	__u32 key = id;
+	int ret;
+
+	ret = backend_id_check(id, NULL);
+	if (ret)
+		return ret;
+	return bpf_map_lookup_elem(dp->backends, &key, b);
+}
+
+/* --- tables --------------------------------------------------------------- */
+
+static size_t array_bytes(__u32 entries)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)entries * ARRAY_STRIDE;
+
+	return (len + page - 1) / page * page;
+}
+
+/* Write header and slots through a shared mapping of the array. */
+static int table_fill_mmap(int fd, const struct xlb_table *t)
+{
+	size_t len = array_bytes(t->size + 1);
+	char *p;
+	__u32 i;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*(struct xlb_slot *)p = xlb_table_hdr(t->size);
+	for (i = 0; i < t->size; i++)
+		*(struct xlb_slot *)(p + (size_t)(i + 1) * ARRAY_STRIDE) =
+			t->slots[i];
+	munmap(p, len);
+	return 0;
+}
+
+static int table_fill_batch(int fd, const struct xlb_table *t)
+{
+	struct xlb_slot hdr = xlb_table_hdr(t->size);
+	__u32 i, key = 0, count = t->size;
+	__u32 *keys;
+	int ret;
+
+	keys = malloc((size_t)t->size * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < t->size; i++)
+		keys[i] = i + 1;
+	ret = bpf_map_update_elem(fd, &key, &hdr, BPF_ANY);
+	if (!ret)
+		ret = bpf_map_update_batch(fd, keys, t->slots, &count, NULL);
+	free(keys);
+	return ret;
+}
+
+/* A new inner map holding t; nothing refers to it yet. */
+static int table_map_new(__u32 flags, const struct xlb_table *t,
+			 struct xlb_err *err)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+	int fd, ret = -EINVAL;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, XLB_TABLE_MAP_NAME,
+			    sizeof(__u32), sizeof(struct xlb_slot),
+			    t->size + 1, &opts);
+	if (fd < 0)
+		return xlb_errf(err, -fd,
+				"cannot create a table map of %u slots: %s",
+				t->size, strerror(-fd));
+	if (flags & BPF_F_MMAPABLE)
+		ret = table_fill_mmap(fd, t);
+	if (ret)
+		ret = table_fill_batch(fd, t);
+	if (ret) {
+		close(fd);
+		return xlb_errf(err, -ret,
+				"cannot fill a table map of %u slots: %s",
+				t->size, strerror(-ret));
+	}
+	return fd;
+}
+
+static int vip_id_check(__u32 vip_id, struct xlb_err *err)
+{
+	if (vip_id >= XLB_MAX_VIPS)
+		return xlb_errf(err, EINVAL,
+				"VIP id %u is out of range: ids are 0..%u",
+				vip_id, XLB_MAX_VIPS - 1);
+	return 0;
+}
+
+int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
+			 const struct xlb_table *t, struct xlb_err *err)
+{
+	__u32 flags = dp->table_flags ? dp->table_flags : TABLE_FLAGS_MMAP;
+	int fd, ret;
+
+	ret = vip_id_check(vip_id, err);
+	if (ret)
+		return ret;
+	if (!t->slots || !xlb_table_size_valid(t->size))
+		return xlb_errf(err, EINVAL,
+				"table for VIP %u has size %u: not one of the allowed primes %u..%u",
+				vip_id, t->size, xlb_table_sizes[0],
+				XLB_TABLE_SIZE_MAX);
+	for (;;) {
+		fd = table_map_new(flags, t, err);
+		if (fd < 0)
+			return fd;
+		ret = bpf_map_update_elem(dp->tables, &vip_id, &fd, BPF_ANY);
+		close(fd);	/* the outer map holds the table now */
+		if (!ret)
+			break;
+		/* the template is not mmapable: learn it, fill by batch */
+		if (ret == -EINVAL && !dp->table_flags &&
+		    flags == TABLE_FLAGS_MMAP) {
+			flags = TABLE_FLAGS_PLAIN;
+			continue;
+		}
+		if (ret == -EINVAL)
+			return xlb_errf(err, EINVAL,
+					"map %s refused the table of VIP %u: its inner map template must be an ARRAY of 4-byte slots with flags 0x%x",
+					XLB_MAP_TABLES, vip_id, flags);
+		return xlb_errf(err, -ret, "cannot publish the table of VIP %u: %s",
+				vip_id, strerror(-ret));
+	}
+	dp->table_flags = flags;
+	return 0;
+}
+
+int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
+{
+	int ret = vip_id_check(vip_id, NULL);
+
+	if (ret)
+		return ret;
+	return bpf_map_delete_elem(dp->tables, &vip_id);
+}
+
+/* The published inner map of vip_id, opened; -ENOENT if there is none. */
+static int table_open(const struct xlb_dp *dp, __u32 vip_id)
+{
+	__u32 map_id;
+	int i, fd = -ENOENT;
+
+	/* the table may be replaced (and freed) between lookup and open */
+	for (i = 0; i < READ_RETRIES && fd == -ENOENT; i++) {
+		fd = bpf_map_lookup_elem(dp->tables, &vip_id, &map_id);
+		if (fd)
+			return fd;
+		fd = bpf_map_get_fd_by_id(map_id);
+	}
+	return fd;
+}
+
+static int table_read_mmap(int fd, __u32 m, struct xlb_slot *slots)
+{
+	size_t len = array_bytes(m + 1);
+	const char *p;
+	__u32 i;
+
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	for (i = 0; i < m; i++)
+		slots[i] = *(const struct xlb_slot *)(p + (size_t)(i + 1) *
+						      ARRAY_STRIDE);
+	munmap((void *)p, len);
+	return 0;
+}
+
+static int table_read_batch(int fd, __u32 m, struct xlb_slot *slots)
+{
+	__u32 in_batch = 0, out_batch, count, done = 0;
+	__u32 *keys;
+	int ret = 0;
+
+	keys = malloc((size_t)m * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	/* in_batch is the key before the first one read: entry 0, the header */
+	while (done < m) {
+		count = m - done;
+		ret = bpf_map_lookup_batch(fd, &in_batch, &out_batch, keys,
+					   slots + done, &count, NULL);
+		done += count;
+		if (ret)
+			break;
+		in_batch = out_batch;
+	}
+	free(keys);
+	if (ret == -ENOENT || !ret)
+		return done == m ? 0 : -EIO;
+	return ret;
+}
+
+int xlb_dp_table_read(const struct xlb_dp *dp, __u32 vip_id,
+		      struct xlb_table *out, struct xlb_err *err)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info), key = 0, m;
+	struct xlb_slot hdr, *slots = NULL;
+	int fd, ret;
+
+	ret = vip_id_check(vip_id, err);
+	if (ret)
+		return ret;
+	fd = table_open(dp, vip_id);
+	if (fd == -ENOENT)
+		return xlb_errf(err, ENOENT, "VIP %u has no published table",
+				vip_id);
+	if (fd < 0)
+		return xlb_errf(err, -fd, "cannot open the table of VIP %u: %s",
+				vip_id, strerror(-fd));
+
+	memset(&info, 0, sizeof(info));
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (!ret)
+		ret = bpf_map_lookup_elem(fd, &key, &hdr);
+	if (ret) {
+		ret = xlb_errf(err, -ret, "cannot read the table of VIP %u: %s",
+			       vip_id, strerror(-ret));
+		goto out;
+	}
+	m = xlb_table_hdr_size(&hdr);
+	if (info.value_size != sizeof(struct xlb_slot) ||
+	    info.max_entries != m + 1 || !m) {
+		ret = xlb_errf(err, EIO,
+			       "table of VIP %u is inconsistent: its header says %u slots, the map has %u entries of %u bytes",
+			       vip_id, m, info.max_entries, info.value_size);
+		goto out;
+	}
+	slots = malloc((size_t)m * sizeof(*slots));
+	if (!slots) {
+		ret = xlb_errf(err, ENOMEM, "no memory for a table of %u slots",
+			       m);
+		goto out;
+	}
+	ret = -EINVAL;
+	if (info.map_flags & BPF_F_MMAPABLE)
+		ret = table_read_mmap(fd, m, slots);
+	if (ret)
+		ret = table_read_batch(fd, m, slots);
+	if (ret) {
+		free(slots);
+		ret = xlb_errf(err, -ret, "cannot read the %u slots of VIP %u: %s",
+			       m, vip_id, strerror(-ret));
+		goto out;
+	}
+	out->size = m;
+	out->slots = slots;
+out:
+	close(fd);
+	return ret;
+}
+
+/* --- counters ------------------------------------------------------------- */
+
+/* Sum words __u64 values of every CPU at key. */
+static int percpu_sum(const struct xlb_dp *dp, int fd, __u32 key,
+		      __u64 *sum, size_t words)
+{
+	__u64 *v;
+	size_t w;
+	int cpu, ret;
+
+	memset(sum, 0, words * sizeof(*sum));
+	if (dp->ncpus <= 0)
+		return -EINVAL;
+	v = calloc((size_t)dp->ncpus * words, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	ret = bpf_map_lookup_elem(fd, &key, v);
+	for (cpu = 0; !ret && cpu < dp->ncpus; cpu++)
+		for (w = 0; w < words; w++)
+			sum[w] += v[(size_t)cpu * words + w];
+	free(v);
+	return ret;
+}
+
+int xlb_dp_vip_stats(const struct xlb_dp *dp, __u32 vip_id,
+		     struct xlb_vip_stats *sum)
+{
+	__u64 w[sizeof(*sum) / 8] = { 0 };
+	int ret;
+
+	ret = vip_id_check(vip_id, NULL);
+	if (!ret)
+		ret = percpu_sum(dp, dp->vip_stats, vip_id, w, sizeof(*sum) / 8);
+	memcpy(sum, w, sizeof(*sum));
+	return ret;
+}
+
+int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
+			 struct xlb_counter *sum)
+{
+	__u64 w[sizeof(*sum) / 8] = { 0 };
+	int ret;
+
+	ret = backend_id_check(id, NULL);
+	if (!ret)
+		ret = percpu_sum(dp, dp->backend_stats, id, w,
+				 sizeof(*sum) / 8);
+	memcpy(sum, w, sizeof(*sum));
+	return ret;
+}
+
+static int percpu_sum_all(const struct xlb_dp *dp, int fd, __u64 *out,
+			  __u32 n)
+{
+	__u32 i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = percpu_sum(dp, fd, i, &out[i], 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX])
+{
+	return percpu_sum_all(dp, dp->events, out, XLB_EV_MAX);
+}
+
+int xlb_dp_actions(const struct xlb_dp *dp, __u64 out[XLB_ACTIONS])
+{
+	return percpu_sum_all(dp, dp->actions, out, XLB_ACTIONS);
+}
+
+static const char *const event_names[] = {
+	[XLB_EV_MALFORMED]	= "malformed",
+	[XLB_EV_FRAGMENT]	= "fragment",
+	[XLB_EV_NO_BACKEND]	= "no_backend",
+	[XLB_EV_TOO_BIG]	= "too_big",
+	[XLB_EV_NO_ROUTE]	= "no_route",
+	[XLB_EV_NO_NEIGH]	= "no_neigh",
+	[XLB_EV_UNSUPPORTED]	= "unsupported",
+	[XLB_EV_NO_TABLE]	= "no_table",
+	[XLB_EV_ICMP_STEERED]	= "icmp_steered",
+};
+
+_Static_assert(ARRAY_SIZE(event_names) == XLB_EV_MAX,
+	       "every event has a name");
+
+const char *xlb_event_name(int ev)
+{
+	if (ev < 0 || ev >= XLB_EV_MAX)
+		return NULL;
+	return event_names[ev];
+}
+
+/* --- connection table ----------------------------------------------------- */
+
+int xlb_dp_ct_lookup(const struct xlb_dp *dp, const struct xlb_flow *flow,
+		     struct xlb_ct *ct)
+{
+	return bpf_map_lookup_elem(dp->conntrack, flow, ct);
+}
+
+int xlb_dp_ct_flush(const struct xlb_dp *dp)
+{
+	__u32 n;
+
+	return hash_walk(dp->conntrack, sizeof(struct xlb_flow),
+			 sizeof(struct xlb_ct), true, NULL, NULL, &n);
+}
+
+int xlb_dp_ct_count(const struct xlb_dp *dp, __u32 *count)
+{
+	return hash_walk(dp->conntrack, sizeof(struct xlb_flow),
+			 sizeof(struct xlb_ct), false, NULL, NULL, count);
+}
+
+/* --- redirect egress ------------------------------------------------------ */
+
+int xlb_dp_tx_port_add(const struct xlb_dp *dp, __u32 ifindex)
+{
+	if (!ifindex)
+		return -EINVAL;
+	return bpf_map_update_elem(dp->tx_ports, &ifindex, &ifindex, BPF_ANY);
+}
+
+int xlb_dp_tx_port_del(const struct xlb_dp *dp, __u32 ifindex)
+{
+	return bpf_map_delete_elem(dp->tx_ports, &ifindex);
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libxlb: the one userspace interface to the data path's maps (layouts in
+ * bpf/structs.h).  xlbd, xlbctl explain, the BPF tests and the benchmarks all
+ * populate and read the maps through these functions.
+ *
+ * Everything works on map file descriptors, so the same code serves a freshly
+ * loaded object (xlb_dp_from_obj) and maps adopted from bpffs pins after a
+ * daemon restart (xlb_dp_from_pins, DESIGN contract 5).
+ *
+ * Functions return 0 or a negative errno; those that take a struct xlb_err
+ * also leave a sentence there on failure.  Validation happens before any
+ * write, so a rejected change leaves the maps as they were.
+ */
+#ifndef XLB_DATAPATH_H
+#define XLB_DATAPATH_H
+
+#include <linux/types.h>
+
+#include "../bpf/structs.h"
+#include "error.h"
+#include "lookup_table.h"
+
+struct bpf_object;
+
+/* File descriptors of the data path's maps (-1: not open). */
+struct xlb_dp {
+	int config;		/* xlb_config */
+	int vips;		/* xlb_vips */
+	int tables;		/* xlb_tables (outer) */
+	int backends;		/* xlb_backends */
+	int conntrack;		/* xlb_conntrack */
+	int vip_stats;		/* xlb_vip_stats */
+	int backend_stats;	/* xlb_backend_stats */
+	int events;		/* xlb_events */
+	int actions;		/* xlb_actions */
+	int tx_ports;		/* xlb_tx_ports */
+	int ncpus;		/* possible CPUs: per-CPU value count */
+	/*
+	 * map_flags the outer map expects of an inner table map (they must
+	 * equal its template's).  From the object's template, or learnt on
+	 * the first publish when adopting pins; 0 until known.
+	 */
+	__u32 table_flags;
+};
+
+/* The map names, as in the BPF object and under the bpffs pin folder. */
+#define XLB_MAP_CONFIG		"xlb_config"
+#define XLB_MAP_VIPS		"xlb_vips"
+#define XLB_MAP_TABLES		"xlb_tables"
+#define XLB_MAP_BACKENDS	"xlb_backends"
+#define XLB_MAP_CONNTRACK	"xlb_conntrack"
+#define XLB_MAP_VIP_STATS	"xlb_vip_stats"
+#define XLB_MAP_BACKEND_STATS	"xlb_backend_stats"
+#define XLB_MAP_EVENTS		"xlb_events"
+#define XLB_MAP_ACTIONS		"xlb_actions"
+#define XLB_MAP_TX_PORTS	"xlb_tx_ports"
+
+/* Name of the inner table maps publish creates (bpftool map list). */
+#define XLB_TABLE_MAP_NAME	"xlb_tbl"
+
+/*
+ * Open the maps of a loaded object, or the maps pinned as DIR/<map name>.
+ * Each map's type, key and value size are checked against structs.h, so maps
+ * of another xlb version are refused rather than misread.  Both fill dp with
+ * descriptors of its own (the object may be closed independently); release
+ * them with xlb_dp_close.  On error nothing stays open.
+ */
+int xlb_dp_from_obj(struct xlb_dp *dp, struct bpf_object *obj,
+		    struct xlb_err *err);
+int xlb_dp_from_pins(struct xlb_dp *dp, const char *dir, struct xlb_err *err);
+void xlb_dp_close(struct xlb_dp *dp);
+
+/* --- global settings ------------------------------------------------------ */
+
+/* Zero key and sources; GUE port, MTU, TTL and UDP idle from structs.h. */
+void xlb_config_defaults(struct xlb_config *c);
+
+int xlb_dp_config_get(const struct xlb_dp *dp, struct xlb_config *c);
+int xlb_dp_config_set(const struct xlb_dp *dp, const struct xlb_config *c);
+
+/* --- VIPs ----------------------------------------------------------------- */
+
+/*
+ * Add or replace a VIP.  -EINVAL for a bad key (family 4 or 6, protocol TCP
+ * or UDP, IPv4 with addr[1..3] zero) or value (id < XLB_MAX_VIPS, flags only
+ * XLB_VIP_F_STATELESS, known hash mode); -EEXIST when another VIP already
+ * has the id; -E2BIG when the map is full.
+ *
+ * The address marker of structs.h (port 0, protocol 0) is kept here: set and
+ * del rewrite it from the VIPs of the address, callers never write one.
+ * It takes a map entry too, so the map holds fewer VIPs than XLB_MAX_VIPS
+ * when they have different addresses.
+ */
+int xlb_dp_vip_set(const struct xlb_dp *dp, const struct xlb_vip_key *key,
+		   const struct xlb_vip *vip, struct xlb_err *err);
+/* -ENOENT when there is no such VIP.  Unpublish its table afterwards. */
+int xlb_dp_vip_del(const struct xlb_dp *dp, const struct xlb_vip_key *key);
+int xlb_dp_vip_get(const struct xlb_dp *dp, const struct xlb_vip_key *key,
+		   struct xlb_vip *vip);
+
+/* --- backends ------------------------------------------------------------- */
+
+/*
+ * Write backend id.  The epoch is the library's, b->epoch is ignored: it
+ * stays when the address, family and encapsulation stay, and becomes the
+ * stored epoch + 1 when they change (also after xlb_dp_backend_clear), so
+ * connection entries of a former backend of this id never match.  Replacing
+ * a valid entry by a different one takes the two writes of structs.h: first
+ * the old entry with flags = 0, then the new one.
+ */
+int xlb_dp_backend_set(const struct xlb_dp *dp, __u16 id,
+		       const struct xlb_backend *b, struct xlb_err *err);
+/* flags = 0: no longer usable; the rest (epoch) stays for the next set. */
+int xlb_dp_backend_clear(const struct xlb_dp *dp, __u16 id);
+int xlb_dp_backend_get(const struct xlb_dp *dp, __u16 id,
+		       struct xlb_backend *b);
+
+/* --- lookup tables (DESIGN contracts 2 and 4) ----------------------------- */
+
+/*
+ * Publish t as the table of VIP vip_id: a new inner map is filled while the
+ * old one keeps serving, then one update of the outer entry switches every
+ * CPU over.  A packet sees the whole old table or the whole new one; when
+ * this returns, no program still reads the old one.  M may change.
+ */
+int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
+			 const struct xlb_table *t, struct xlb_err *err);
+/* Remove the table of vip_id (-ENOENT if none).  Delete the VIP first. */
+int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id);
+/*
+ * Read the published table of vip_id into out (slots allocated here; free
+ * with xlb_table_free).  -ENOENT when vip_id has no table.
+ */
+int xlb_dp_table_read(const struct xlb_dp *dp, __u32 vip_id,
+		      struct xlb_table *out, struct xlb_err *err);
+
+/* --- counters: sums over all CPUs ----------------------------------------- */
+
+int xlb_dp_vip_stats(const struct xlb_dp *dp, __u32 vip_id,
+		     struct xlb_vip_stats *sum);
+int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
+			 struct xlb_counter *sum);
+int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX]);
+/* Indexed by XDP action: XDP_ABORTED, DROP, PASS, TX, REDIRECT. */
+int xlb_dp_actions(const struct xlb_dp *dp, __u64 out[XLB_ACTIONS]);
+
+/* Stable snake_case name of an enum xlb_event ("no_backend"); NULL if none. */
+const char *xlb_event_name(int ev);
+
+/* --- connection table ----------------------------------------------------- */
+
+/* The entry of a flow as received; -ENOENT when there is none. */
+int xlb_dp_ct_lookup(const struct xlb_dp *dp, const struct xlb_flow *flow,
+		     struct xlb_ct *ct);
+/* Delete every entry (entries the data path adds meanwhile may stay). */
+int xlb_dp_ct_flush(const struct xlb_dp *dp);
+int xlb_dp_ct_count(const struct xlb_dp *dp, __u32 *count);
+
+/* --- redirect egress ------------------------------------------------------ */
+
+int xlb_dp_tx_port_add(const struct xlb_dp *dp, __u32 ifindex);
+int xlb_dp_tx_port_del(const struct xlb_dp *dp, __u32 ifindex);
+
+#endif /* XLB_DATAPATH_H */
