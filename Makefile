@@ -21,7 +21,7 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Ibpf -I$(O)
 # directory that clang -target bpf does not search on its own.
 BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 
-LIBXLB_SRCS := $(addprefix user/,error.c lookup_table.c maglev.c ring.c)
+LIBXLB_SRCS := $(addprefix user/,datapath.c error.c explain.c lookup_table.c maglev.c ring.c)
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/%.c=$(O)/obj/%.o)
 LIBXLB      := $(O)/libxlb.a
 
@@ -64,10 +64,10 @@ $(LIBXLB): $(LIBXLB_OBJS)
 	$(AR) rcs $@ $^
 
 $(O)/xlb-analyze: tools/xlb-analyze.c $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) -lm
-
-$(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(BPF_SKELS)
 	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_BPF) -lm
+
+$(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(BPF_SKELS) tests/bpf/pkt.h
+	$(CC) $(XLB_CFLAGS) -Itests/bpf -o $@ $< $(LIBXLB) $(LDLIBS_BPF) -lm
 
 # --- BPF --------------------------------------------------------------------
 $(O)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(O)
@@ -88,18 +88,19 @@ $(KSFT_HDR):
 
 $(O)/tests/unit/%: tests/unit/%.c $(LIBXLB) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) -lm
+	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_BPF) -lm
 
 # Unit tests again, library and test compiled with ASan and UBSan.
 $(O)/asan/tests/unit/%: tests/unit/%.c $(LIBXLB_SRCS) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB_SRCS) -lm
+	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB_SRCS) \
+		$(LDLIBS_BPF) -lm
 
 $(O)/tests/bpf/progs/%.bpf.o: tests/bpf/progs/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
 
-$(O)/tests/bpf/%: tests/bpf/%.c $(LIBXLB) $(BPF_SKELS) $(TEST_PROGS) $(KSFT_HDR)
+$(O)/tests/bpf/%: tests/bpf/%.c $(wildcard tests/bpf/*.h) $(LIBXLB) $(BPF_SKELS) $(TEST_PROGS) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -I$(O)/tests/bpf/progs -o $@ $< \
 		$(LIBXLB) $(LDLIBS_BPF) -lm

@@ -125,9 +125,9 @@ static __always_inline int write_gue(struct cursor *c,
 	udp->check = 0;
 	gue->hlen_cver = XLB_GUE_PRIV_LEN(alen) / 4;
 	gue->proto = inner_proto(a->inner_family);
-	gue->flags = bpf_htons(XLB_GUE_F_PRIVATE);
+	gue->flags = bpf_htons(XLB_GUE_FLAGS);
 	hops->magic = XLB_GUE_HOPS_MAGIC;
-	hops->count = XLB_HOPS;
+	hops->count = a->secondary ? 2 : 1;
 	hops->index = 0;
 	hops->family = a->be->family;
 	if (alen == 4) {

@@ -26,10 +26,11 @@ struct {
  * Template of the per-VIP tables; real ones are made by userspace.  The
  * value is a struct xlb_slot read as one __u32 (primary in the low half):
  * clang would emit the struct only as a forward declaration here.
+ * Mmapable, so userspace fills a new table with one copy.
  */
 struct xlb_table_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);

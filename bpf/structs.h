@@ -115,7 +115,7 @@ _Static_assert(sizeof(struct xlb_backend) == 40, "xlb_backend layout");
 
 /* Connection table value; the key is the flow as received (xlb_flow). */
 struct xlb_ct {
-	__u64 last_seen;	/* bpf_ktime_get_ns() */
+	__u64 last_seen;	/* bpf_ktime_get_coarse_ns() */
 	__u32 epoch;		/* backend epoch when the entry was made */
 	__u32 hash;		/* flow hash: GUE source port, flow label */
 	__u16 backend;
@@ -171,18 +171,24 @@ static inline struct xlb_slot xlb_table_hdr(__u32 m)
  *   struct xlb_gue_hdr, hlen = 1 + XLB_HOPS * words per address
  *   struct xlb_gue_hops + XLB_HOPS addresses of the outer family
  *   the original IP packet
- * The private data field carries the hop list: [primary, secondary].
- * `index` names the hop the packet is addressed to now (0 when it leaves
- * the LB); xlb_redirect advances it when it forwards.
+ * The GUE flags are 0: every optional byte that hlen covers is then
+ * private data, which is where the hop list lives; Linux's fou skips such
+ * bytes, so kernel decapsulation accepts xlb's GUE as it is (the GUE
+ * "private" flag would make fou parse the hop list as private flags and
+ * drop the packet).  Room for XLB_HOPS addresses is always there; `count`
+ * says how many are valid ([primary] or [primary, secondary]; a secondary
+ * of another family than the outer one is left out).  `index` names the
+ * hop the packet is addressed to now (0 when it leaves the LB);
+ * xlb_redirect advances it when it forwards.
  */
 #define XLB_HOPS		2
-#define XLB_GUE_F_PRIVATE	0x0001	/* flags: private data present */
+#define XLB_GUE_FLAGS		0x0000
 #define XLB_GUE_HOPS_MAGIC	0x78	/* 'x' */
 
 struct xlb_gue_hdr {
 	__u8 hlen_cver;		/* version 0 (top 2 bits), C 0, hlen (5 bits) */
 	__u8 proto;		/* inner: IPPROTO_IPIP or IPPROTO_IPV6 */
-	__be16 flags;		/* XLB_GUE_F_PRIVATE */
+	__be16 flags;		/* XLB_GUE_FLAGS */
 };
 
 struct xlb_gue_hops {

@@ -146,7 +146,8 @@ static __always_inline int pick_stateful(const struct xlb_config *cfg,
 					 struct xlb_vip_stats *vs,
 					 int insert, struct choice *ch)
 {
-	__u64 now = bpf_ktime_get_ns();
+	/* jiffies resolution is plenty for idle timeouts, and cheaper */
+	__u64 now = bpf_ktime_get_coarse_ns();
 	struct xlb_ct *ct, nct = {};
 	int err;
 
@@ -163,8 +164,9 @@ static __always_inline int pick_stateful(const struct xlb_config *cfg,
 			ch->be = be;
 			ch->id = ct->backend;
 			ch->hash = ct->hash;
-			/* hop list: the table's secondary for this flow */
-			if (vip->flags & XLB_VIP_F_STATELESS ||
+			/* hop list (GUE only): the table's secondary */
+			ch->slot.secondary = XLB_BACKEND_NONE;
+			if (be->encap == XLB_ENCAP_GUE &&
 			    table_pick(vip, ct->hash, &ch->slot))
 				ch->slot.secondary = XLB_BACKEND_NONE;
 			if (now - ct->last_seen > 1000000000ULL)
