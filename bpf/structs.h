@@ -198,6 +198,14 @@ struct xlb_gue_hops {
 	__u8 family;		/* of the addresses: XLB_FAMILY_INET(6) */
 };
 
+/* Indices of the decap program's decap_stats (struct xlb_counter each). */
+enum xlb_decap_stat {
+	XLB_DECAP_DONE = 0,	/* decapsulated, inner packet passed */
+	XLB_DECAP_MALFORMED,	/* tunnel packet cut short or inconsistent */
+	XLB_DECAP_PASSED,	/* not a tunnel packet, passed unchanged */
+	XLB_DECAP_STATS,
+};
+
 _Static_assert(sizeof(struct xlb_gue_hdr) == 4, "GUE header is 4 bytes");
 _Static_assert(sizeof(struct xlb_gue_hops) == 4, "hop list header");
 

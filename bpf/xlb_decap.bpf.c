@@ -54,14 +54,6 @@
 #define GUE_C(b)	((b) & 0x20)
 #define GUE_HLEN(b)	((b) & 0x1f)
 
-/* Indices of decap_stats. */
-enum xlb_decap_stat {
-	XLB_DECAP_DONE = 0,	/* decapsulated, inner packet passed */
-	XLB_DECAP_MALFORMED,	/* tunnel packet cut short or inconsistent */
-	XLB_DECAP_PASSED,	/* not a tunnel packet, passed unchanged */
-	XLB_DECAP_STATS,
-};
-
 char LICENSE[] SEC("license") = "GPL";
 
 volatile const __u16 gue_port = XLB_GUE_PORT_DEFAULT;

@@ -26,6 +26,7 @@ struct opts {
 	int runs;
 	int quick;	/* smoke mode for make test: fewer runs, smaller cases */
 	long calls;	/* pkt: test runs per path */
+	const char *path;	/* pkt: only this path */
 };
 
 static double now_us(void)
@@ -275,6 +276,7 @@ static const struct path paths[] = {
 	{ "ct_hit", 4, VIP4, 80, 0, XDP_TX },
 	{ "new_flow", 4, VIP4, 80, 1, XDP_TX },
 	{ "stateless", 4, VIP4, 8080, 0, XDP_TX },
+	{ "stateless_new", 4, VIP4, 8080, 1, XDP_TX },
 	{ "ipv6_ct_hit", 6, VIP6, 80, 0, XDP_TX },
 	{ "gue_ct_hit", 4, VIP4, 443, 0, XDP_TX },
 };
@@ -349,6 +351,8 @@ static int bench_pkt(const struct opts *o)
 		       info.jited_prog_len);
 	}
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (o->path && strcmp(o->path, paths[i].name))
+			continue;
 		ret = run_path(bpf_program__fd(b.skel->progs.xlb_main),
 			       &paths[i], o->calls, &ns);
 		if (ret)
@@ -393,6 +397,7 @@ static void usage(FILE *f)
 		"  -j, --json     one JSON object per figure\n"
 		"  --runs N       tables: repetitions per figure (default 21)\n"
 		"  --calls N      pkt: test runs per path (default 1000000)\n"
+		"  --path NAME    pkt: only this path\n"
 		"  --quick        smoke mode: 3 runs, small cases, 2000 calls\n"
 		"  -h, --help     this text\n");
 }
@@ -404,6 +409,7 @@ int main(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "calls", required_argument, NULL, 'c' },
+		{ "path", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -428,6 +434,9 @@ int main(int argc, char **argv)
 			o.quick = 1;
 			o.runs = 3;
 			o.calls = 2000;
+			break;
+		case 'p':
+			o.path = optarg;
 			break;
 		case 'c':
 			o.calls = strtol(optarg, &end, 10);

@@ -23,13 +23,6 @@
 #include "pkt.h"
 #include "xlb_decap.skel.h"
 
-/* enum xlb_decap_stat of bpf/xlb_decap.bpf.c */
-enum {
-	DECAP_DONE,
-	DECAP_MALFORMED,
-	DECAP_PASSED,
-	DECAP_STATS,
-};
 
 #define BUF		2048
 #define OTHER_PORT	7000
@@ -69,13 +62,13 @@ static void env_close(struct env *env)
 }
 
 /* Packets per counter, summed over CPUs. */
-static int read_stats(const struct env *env, __u64 v[DECAP_STATS])
+static int read_stats(const struct env *env, __u64 v[XLB_DECAP_STATS])
 {
 	struct xlb_counter c[env->ncpus];
 	__u32 k;
 	int i;
 
-	for (k = 0; k < DECAP_STATS; k++) {
+	for (k = 0; k < XLB_DECAP_STATS; k++) {
 		if (bpf_map_lookup_elem(env->stats_fd, &k, c))
 			return -errno;
 		v[k] = 0;
@@ -90,13 +83,13 @@ struct result {
 	__u32 retval;
 	__u32 len;
 	__u8 out[BUF + 256];
-	__u64 delta[DECAP_STATS];	/* counters: after - before */
+	__u64 delta[XLB_DECAP_STATS];	/* counters: after - before */
 };
 
 static void run(const struct env *env, const void *in, size_t len,
 		struct result *r)
 {
-	__u64 before[DECAP_STATS], after[DECAP_STATS];
+	__u64 before[XLB_DECAP_STATS], after[XLB_DECAP_STATS];
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		.data_in = in,
 		.data_size_in = (__u32)len,
@@ -112,7 +105,7 @@ static void run(const struct env *env, const void *in, size_t len,
 	r->retval = opts.retval;
 	r->len = opts.data_size_out;
 	read_stats(env, after);
-	for (i = 0; i < DECAP_STATS; i++)
+	for (i = 0; i < XLB_DECAP_STATS; i++)
 		r->delta[i] = after[i] - before[i];
 }
 
@@ -136,7 +129,7 @@ static int check(const struct result *r, const void *want, size_t want_len,
 		 !memcmp(r->out, want, want_len);
 	int i;
 
-	for (i = 0; i < DECAP_STATS; i++)
+	for (i = 0; i < XLB_DECAP_STATS; i++)
 		ok &= r->delta[i] == (i == which);
 	if (!ok) {
 		fprintf(stderr, "# %s: err %d retval %u len %u (want %zu), "
@@ -145,8 +138,8 @@ static int check(const struct result *r, const void *want, size_t want_len,
 			want_len, (unsigned long long)r->delta[0],
 			(unsigned long long)r->delta[1],
 			(unsigned long long)r->delta[2],
-			which == DECAP_DONE ? "done" : which ==
-			DECAP_MALFORMED ? "malformed" : "passed");
+			which == XLB_DECAP_DONE ? "done" : which ==
+			XLB_DECAP_MALFORMED ? "malformed" : "passed");
 		hex("want", want, want_len);
 		hex("got", r->out, r->len);
 	}
@@ -251,7 +244,7 @@ TEST_F(decap, restores_original_frame)
 			TH_LOG("wrapper made a bad frame: %s", o.err);
 
 		run(&self->env, wrapped, m, &r);
-		EXPECT_TRUE(check(&r, orig, n, DECAP_DONE, "decap"))
+		EXPECT_TRUE(check(&r, orig, n, XLB_DECAP_DONE, "decap"))
 			TH_LOG("%s over %s, %s inside, %d tags, proto %d%s",
 			       encap_name(variant->encap),
 			       fam_name(variant->outer),
@@ -295,10 +288,10 @@ TEST_F(decap, truncated_frames_pass_unchanged)
 			}
 			snprintf(what, sizeof(what), "%zu of %zu bytes", len, m);
 			EXPECT_TRUE(check(&r, wrapped, len, len < promise ?
-					  DECAP_PASSED : DECAP_MALFORMED, what));
+					  XLB_DECAP_PASSED : XLB_DECAP_MALFORMED, what));
 		}
 		run(&self->env, wrapped, m, &r);
-		EXPECT_TRUE(check(&r, orig, n, DECAP_DONE, "whole frame"));
+		EXPECT_TRUE(check(&r, orig, n, XLB_DECAP_DONE, "whole frame"));
 	}
 }
 
@@ -353,7 +346,7 @@ TEST_F(decap_misc, non_tunnel_frames_unchanged)
 		inner_spec(&s, kinds[i].family, kinds[i].proto, t);
 		n = pkt_build(&s, b, sizeof(b));
 		run(&self->env, b, n, &r);
-		EXPECT_TRUE(check(&r, b, n, DECAP_PASSED, kinds[i].name))
+		EXPECT_TRUE(check(&r, b, n, XLB_DECAP_PASSED, kinds[i].name))
 			TH_LOG("%s, %d tags", kinds[i].name, n_tags[t]);
 	}
 
@@ -363,7 +356,7 @@ TEST_F(decap_misc, non_tunnel_frames_unchanged)
 	s.dport = XLB_GUE_PORT_DEFAULT + 1;
 	n = pkt_build(&s, b, sizeof(b));
 	run(&self->env, b, n, &r);
-	EXPECT_TRUE(check(&r, b, n, DECAP_PASSED, "UDP from GUE port"));
+	EXPECT_TRUE(check(&r, b, n, XLB_DECAP_PASSED, "UDP from GUE port"));
 
 	/* ARP */
 	pkt_spec_init(&s, 0, 0);
@@ -372,7 +365,7 @@ TEST_F(decap_misc, non_tunnel_frames_unchanged)
 	s.payload_len = sizeof(arp);
 	n = pkt_build(&s, b, sizeof(b));
 	run(&self->env, b, n, &r);
-	EXPECT_TRUE(check(&r, b, n, DECAP_PASSED, "ARP"));
+	EXPECT_TRUE(check(&r, b, n, XLB_DECAP_PASSED, "ARP"));
 
 	/* IPIP behind an IPv6 extension header: not ours to take apart */
 	pkt_spec_init(&inner, 4, IPPROTO_TCP);
@@ -383,7 +376,7 @@ TEST_F(decap_misc, non_tunnel_frames_unchanged)
 	s.payload_len = inner_ip(&inner, ip);
 	n = pkt_build(&s, b, sizeof(b));
 	run(&self->env, b, n, &r);
-	EXPECT_TRUE(check(&r, b, n, DECAP_PASSED, "4in6 after dstopts"));
+	EXPECT_TRUE(check(&r, b, n, XLB_DECAP_PASSED, "4in6 after dstopts"));
 
 	/* a later fragment whose data looks like UDP to the GUE port */
 	pkt_spec_init(&s, 4, IPPROTO_UDP);
@@ -394,7 +387,7 @@ TEST_F(decap_misc, non_tunnel_frames_unchanged)
 	s.payload_len = 64;
 	n = pkt_build(&s, b, sizeof(b));
 	run(&self->env, b, n, &r);
-	EXPECT_TRUE(check(&r, b, n, DECAP_PASSED, "later fragment"));
+	EXPECT_TRUE(check(&r, b, n, XLB_DECAP_PASSED, "later fragment"));
 
 	/* IPIP behind three tags (the program walks two) */
 	pkt_spec_init(&inner, 4, IPPROTO_TCP);
@@ -412,7 +405,7 @@ TEST_F(decap_misc, non_tunnel_frames_unchanged)
 	s.payload_len = 4 + 40;
 	n = pkt_build(&s, b, sizeof(b));
 	run(&self->env, b, n, &r);
-	EXPECT_TRUE(check(&r, b, n, DECAP_PASSED, "three tags"));
+	EXPECT_TRUE(check(&r, b, n, XLB_DECAP_PASSED, "three tags"));
 }
 
 /* A GUE frame whose outer UDP goes to `port`. */
@@ -439,7 +432,7 @@ TEST_F(decap_misc, gue_on_other_port_unchanged)
 	for (outer = 4; outer <= 6; outer += 2) {
 		m = gue_frame(outer, 4, XLB_GUE_PORT_DEFAULT + 1, orig, &n, b);
 		run(&self->env, b, m, &r);
-		EXPECT_TRUE(check(&r, b, m, DECAP_PASSED, "GUE, other port"))
+		EXPECT_TRUE(check(&r, b, m, XLB_DECAP_PASSED, "GUE, other port"))
 			TH_LOG("over %s", fam_name(outer));
 	}
 }
@@ -455,10 +448,10 @@ TEST(gue_port_is_configurable)
 		TH_LOG("cannot load xlb_decap.bpf.o: %s", strerror(errno));
 	m = gue_frame(6, 4, OTHER_PORT, orig, &n, b);
 	run(&env, b, m, &r);
-	EXPECT_TRUE(check(&r, orig, n, DECAP_DONE, "GUE to the set port"));
+	EXPECT_TRUE(check(&r, orig, n, XLB_DECAP_DONE, "GUE to the set port"));
 	m = gue_frame(6, 4, XLB_GUE_PORT_DEFAULT, orig, &n, b);
 	run(&env, b, m, &r);
-	EXPECT_TRUE(check(&r, b, m, DECAP_PASSED, "GUE to the default port"));
+	EXPECT_TRUE(check(&r, b, m, XLB_DECAP_PASSED, "GUE to the default port"));
 	env_close(&env);
 }
 
@@ -488,7 +481,7 @@ TEST_F(decap_misc, gue_version_1_unchanged_and_counted)
 		m = gue_frame(outer, 4, XLB_GUE_PORT_DEFAULT, orig, &n, b);
 		layout(b, outer).gue[0] |= 0x40;
 		run(&self->env, b, m, &r);
-		EXPECT_TRUE(check(&r, b, m, DECAP_MALFORMED, "GUE version 1"))
+		EXPECT_TRUE(check(&r, b, m, XLB_DECAP_MALFORMED, "GUE version 1"))
 			TH_LOG("over %s", fam_name(outer));
 	}
 }
@@ -612,7 +605,7 @@ TEST_F(decap_misc, malformed_tunnels_unchanged_and_counted)
 		snprintf(what, sizeof(what), "%s, %s over %s", k->name,
 			 encap_name(k->encap), fam_name(k->outer));
 		run(&self->env, b, m, &r);
-		EXPECT_TRUE(check(&r, b, m, DECAP_MALFORMED, what));
+		EXPECT_TRUE(check(&r, b, m, XLB_DECAP_MALFORMED, what));
 	}
 }
 
@@ -639,7 +632,7 @@ TEST_F(decap_misc, unusual_but_valid_tunnels)
 	o.payload_len = inner_ip(&in, ip);
 	m = pkt_build(&o, b, sizeof(b));
 	run(&self->env, b, m, &r);
-	EXPECT_TRUE(check(&r, orig, n, DECAP_DONE, "outer IPv4 options"));
+	EXPECT_TRUE(check(&r, orig, n, XLB_DECAP_DONE, "outer IPv4 options"));
 
 	/* GUE after xlb_redirect: index 1, addressed to the secondary */
 	pkt_encap_init(&e, XLB_ENCAP_GUE, 6);
@@ -647,7 +640,7 @@ TEST_F(decap_misc, unusual_but_valid_tunnels)
 	memcpy(e.dst, e.hops[1], 16);
 	m = pkt_build_encap(&e, &in, b, sizeof(b));
 	run(&self->env, b, m, &r);
-	EXPECT_TRUE(check(&r, orig, n, DECAP_DONE, "GUE hop index 1"));
+	EXPECT_TRUE(check(&r, orig, n, XLB_DECAP_DONE, "GUE hop index 1"));
 
 	/* GUE with one hop */
 	e.hop_count = 1;
@@ -655,7 +648,7 @@ TEST_F(decap_misc, unusual_but_valid_tunnels)
 	memcpy(e.dst, e.hops[0], 16);
 	m = pkt_build_encap(&e, &in, b, sizeof(b));
 	run(&self->env, b, m, &r);
-	EXPECT_TRUE(check(&r, orig, n, DECAP_DONE, "GUE one hop"));
+	EXPECT_TRUE(check(&r, orig, n, XLB_DECAP_DONE, "GUE one hop"));
 
 	/* Ethernet padding after the outer packet stays after the inner */
 	inner_spec(&in, 4, IPPROTO_TCP, 0);
@@ -666,7 +659,7 @@ TEST_F(decap_misc, unusual_but_valid_tunnels)
 	memset(b + m, 0, 6);
 	memset(orig + n, 0, 6);
 	run(&self->env, b, m + 6, &r);
-	EXPECT_TRUE(check(&r, orig, n + 6, DECAP_DONE, "padded frame"));
+	EXPECT_TRUE(check(&r, orig, n + 6, XLB_DECAP_DONE, "padded frame"));
 }
 
 TEST_HARNESS_MAIN
