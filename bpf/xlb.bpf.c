@@ -283,6 +283,11 @@ static __always_inline int next_hop(struct xdp_md *ctx, struct ethhdr *eth,
 		__builtin_memcpy(fib.ipv6_src, src, 16);
 		__builtin_memcpy(fib.ipv6_dst, be->addr, 16);
 	}
+	/*
+	 * Looked up as a forwarded packet arriving on the ingress interface,
+	 * so any egress interface may be chosen; the kernel answers only when
+	 * forwarding is enabled on the ingress interface.
+	 */
 	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
 		return drop(XLB_EV_NO_NEIGH);

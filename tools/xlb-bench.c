@@ -9,6 +9,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <getopt.h>
+#include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,7 +146,42 @@ static int bench_tables(const struct opts *o)
 #define OTHER4		"203.0.113.99"
 #define BACKENDS	4
 
-enum { VIP_IPIP, VIP_GUE, VIP_V6, VIP_STATELESS, VIPS };
+enum { VIP_IPIP, VIP_GUE, VIP_V6, VIP_STATELESS, VIP_FIB, VIPS };
+
+/*
+ * The FIB path needs a real interface with a route and a neighbour: the
+ * benchmark moves itself into a private network namespace (gone when it
+ * exits) and makes a veth pair there.
+ */
+#define FIB_DEV		"xlbb0"
+#define FIB_NET		"10.99.0"
+
+static int fib_ifindex;
+
+static int fib_setup(void)
+{
+	char cmd[512];
+	int i;
+
+	if (unshare(CLONE_NEWNET))
+		return -errno;
+	snprintf(cmd, sizeof(cmd),
+		 "sysctl -qw net.ipv4.conf.all.forwarding=1 && "
+		 "ip link set lo up && ip link add " FIB_DEV " type veth peer name xlbb1 && "
+		 "ip link set " FIB_DEV " up && ip link set xlbb1 up && "
+		 "ip addr add " FIB_NET ".1/24 dev " FIB_DEV);
+	if (system(cmd))
+		return -EIO;
+	for (i = 0; i < BACKENDS; i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "ip neigh replace " FIB_NET ".%d lladdr 02:00:00:00:99:%02d dev " FIB_DEV " nud permanent",
+			 10 + i, i);
+		if (system(cmd))
+			return -EIO;
+	}
+	fib_ifindex = (int)if_nametoindex(FIB_DEV);
+	return fib_ifindex ? 0 : -ENODEV;
+}
 
 struct pkt_bench {
 	struct xlb_bpf *skel;
@@ -183,7 +220,10 @@ static int setup_vip(struct pkt_bench *b, int v, int family, __u16 port,
 		};
 		__u16 id = (__u16)(v * BACKENDS + i);
 
-		if (family == 4)
+		if (v == VIP_FIB) {
+			snprintf(names[i], sizeof(names[i]), FIB_NET ".%d", 10 + i);
+			be.flags = XLB_BE_F_VALID;
+		} else if (family == 4)
 			snprintf(names[i], sizeof(names[i]), "10.1.%d.%d", v, i + 1);
 		else
 			snprintf(names[i], sizeof(names[i]), "2001:db8:2::%d:%d",
@@ -238,6 +278,7 @@ static int pkt_setup(struct pkt_bench *b, struct xlb_err *err)
 	ret = ret ? ret : setup_vip(b, VIP_V6, 6, 80, 0, XLB_ENCAP_IPIP, err);
 	ret = ret ? ret : setup_vip(b, VIP_STATELESS, 4, 8080,
 				    XLB_VIP_F_STATELESS, XLB_ENCAP_IPIP, err);
+	ret = ret ? ret : setup_vip(b, VIP_FIB, 4, 81, 0, XLB_ENCAP_IPIP, err);
 	return ret;
 }
 
@@ -269,16 +310,18 @@ struct path {
 	__u16 dport;
 	int new_flow;		/* a different flow every call */
 	int expect;		/* XDP action the path must end in */
+	int fib;		/* arrives on the veth: next hop by FIB lookup */
 };
 
 static const struct path paths[] = {
-	{ "non_vip_pass", 4, OTHER4, 80, 0, XDP_PASS },
-	{ "ct_hit", 4, VIP4, 80, 0, XDP_TX },
-	{ "new_flow", 4, VIP4, 80, 1, XDP_TX },
-	{ "stateless", 4, VIP4, 8080, 0, XDP_TX },
-	{ "stateless_new", 4, VIP4, 8080, 1, XDP_TX },
-	{ "ipv6_ct_hit", 6, VIP6, 80, 0, XDP_TX },
-	{ "gue_ct_hit", 4, VIP4, 443, 0, XDP_TX },
+	{ "non_vip_pass", 4, OTHER4, 80, 0, XDP_PASS, 0 },
+	{ "ct_hit", 4, VIP4, 80, 0, XDP_TX, 0 },
+	{ "new_flow", 4, VIP4, 80, 1, XDP_TX, 0 },
+	{ "stateless", 4, VIP4, 8080, 0, XDP_TX, 0 },
+	{ "stateless_new", 4, VIP4, 8080, 1, XDP_TX, 0 },
+	{ "ipv6_ct_hit", 6, VIP6, 80, 0, XDP_TX, 0 },
+	{ "gue_ct_hit", 4, VIP4, 443, 0, XDP_TX, 0 },
+	{ "fib_ct_hit", 4, VIP4, 81, 0, XDP_TX, 1 },
 };
 
 /* Mean kernel-measured ns per run over `calls` runs with repeat = 1. */
@@ -290,19 +333,28 @@ static int run_path(int prog_fd, const struct path *pa, long calls,
 	size_t len = make_packet(in, pa->family, pa->dst, pa->dport, 40000, 0);
 	long i;
 
+	struct xdp_md ctx = { .ingress_ifindex = pa->fib ? fib_ifindex : 0 };
+
 	for (i = 0; i < calls; i++) {
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
 			    .data_size_in = (__u32)len, .data_out = out,
-			    .data_size_out = sizeof(out), .repeat = 1);
+			    .data_size_out = sizeof(out), .repeat = 1,
+			    .ctx_in = pa->fib ? &ctx : NULL,
+			    .ctx_size_in = pa->fib ? sizeof(ctx) : 0);
 
 		if (pa->new_flow)
 			len = make_packet(in, pa->family, pa->dst, pa->dport,
 					  (__u16)(1024 + i % 60000),
 					  (__u32)(i / 60000 + 1));
+		ctx.data_end = (__u32)len;	/* the kernel wants the frame size */
+		o.data_size_in = (__u32)len;
 		if (bpf_prog_test_run_opts(prog_fd, &o))
 			return -errno;
-		if (pa->expect >= 0 && (int)o.retval != pa->expect)
+		if (pa->expect >= 0 && (int)o.retval != pa->expect) {
+			fprintf(stderr, "xlb-bench: path %s: XDP action %u, expected %d\n",
+				pa->name, o.retval, pa->expect);
 			return -EPROTO;
+		}
 		total += o.duration;
 	}
 	*ns = (double)total / calls;
@@ -322,11 +374,16 @@ static int bench_pkt(const struct opts *o)
 	struct xlb_err err = { "" };
 	struct bpf_prog_info info = {};
 	__u32 info_len = sizeof(info);
-	struct path base = { "baseline", 4, VIP4, 80, 0, XDP_TX };
+	struct path base = { "baseline", 4, VIP4, 80, 0, XDP_TX, 0 };
+	__u64 ev[XLB_EV_MAX];
 	double base_ns, ns;
 	size_t i;
 	int ret;
 
+	if (fib_setup()) {
+		fprintf(stderr, "xlb-bench: cannot make a network namespace for the FIB path (root needed)\n");
+		return 1;
+	}
 	if (pkt_setup(&b, &err)) {
 		fprintf(stderr, "xlb-bench: %s\n", err.msg);
 		ret = 1;
@@ -369,8 +426,14 @@ static int bench_pkt(const struct opts *o)
 	goto out;
 fail:
 	fprintf(stderr, "xlb-bench: pkt: %s\n",
-		ret == -EPROTO ? "unexpected XDP action: the data path is not set up as the benchmark expects" :
+		ret == -EPROTO ? "the data path is not set up as the benchmark expects" :
 				 strerror(-ret));
+	if (ret == -EPROTO && !xlb_dp_events(&b.dp, ev))
+		for (i = 0; i < XLB_EV_MAX; i++)
+			if (ev[i])
+				fprintf(stderr, "  event %s: %llu\n",
+					xlb_event_name((int)i),
+					(unsigned long long)ev[i]);
 	ret = 1;
 out:
 	xlb_bpf__destroy(b.skel);
