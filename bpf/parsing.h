@@ -167,6 +167,9 @@ static __always_inline int parse_ipv6(struct cursor *c, void *data,
 		nh = skip_ipv6_ext(c, nh, p);
 		if (nh < 0)
 			return -1;
+		/* extension headers must end inside the IP packet */
+		if ((__u32)(c->pos - data) > p->l3_off + p->l3_len)
+			return -1;
 	}
 	if (is_ipv6_ext(nh))
 		return -1;	/* more extension headers than we walk */
@@ -175,12 +178,18 @@ static __always_inline int parse_ipv6(struct cursor *c, void *data,
 	return 0;
 }
 
-/* Ports of TCP or UDP; the full fixed header must be there. */
+/*
+ * Ports of TCP or UDP; the full fixed header must be there, inside the IP
+ * packet (not merely inside the frame).
+ */
 static __always_inline int parse_ports(struct cursor *c, struct pkt *p)
 {
 	struct tcphdr *t = c->pos;
 	struct udphdr *u = c->pos;
+	__u32 hdr = p->flow.proto == IPPROTO_TCP ? sizeof(*t) : sizeof(*u);
 
+	if (p->l4_off + hdr > p->l3_off + p->l3_len)
+		return -1;
 	if (p->flow.proto == IPPROTO_TCP) {
 		if ((void *)(t + 1) > c->end || t->doff < 5)
 			return -1;

@@ -65,14 +65,19 @@ _Static_assert(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key layout");
 
 #define XLB_VIP_F_STATELESS	(1u << 0)	/* no connection table */
 /*
- * Address marker: for every VIP address the control plane also keeps an
- * entry with port 0 and proto 0.  It tells the data path that a packet it
- * cannot fully parse was meant for a VIP (drop and count, instead of
- * passing it on), and, when exactly one VIP of that address hashes without
- * ports (3-tuple or source), which VIP non-first fragments belong to (that
- * VIP's entry, copied, without XLB_VIP_F_ADDR_ONLY).
+ * Derived entries the control plane keeps in xlb_vips beside the VIPs:
+ *  - address marker, key (addr, port 0, proto 0, family), flags
+ *    XLB_VIP_F_ADDR_ONLY: the address has some VIP.  A packet to it that
+ *    cannot be parsed is dropped and counted instead of passed on.
+ *  - fragment entry, key (addr, port 0, proto, family | XLB_FAMILY_FRAG):
+ *    present while the address has a VIP of that protocol.  When exactly
+ *    one of them hashes without ports (3-tuple or source), its value is a
+ *    copy of that VIP's, and non-first fragments (no ports to match) are
+ *    steered by it; otherwise it says XLB_VIP_F_ADDR_ONLY and they are
+ *    dropped and counted.  No entry: not ours, passed on.
  */
-#define XLB_VIP_F_ADDR_ONLY	(1u << 1)	/* marker without a VIP */
+#define XLB_FAMILY_FRAG		0x80
+#define XLB_VIP_F_ADDR_ONLY	(1u << 1)	/* address marker */
 
 struct xlb_vip {
 	__u32 id;		/* index in xlb_tables and xlb_vip_stats */

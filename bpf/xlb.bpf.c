@@ -191,71 +191,60 @@ static __always_inline int pick_stateful(const struct xlb_config *cfg,
 }
 
 /*
- * One's complement sum of the inner packet, for the IPv6 GUE checksum.
- * TCP/UDP packets with valid checksums sum to minus their pseudo-header
- * (plus the IPv6 header, which no checksum covers), so the common case
- * costs a few words; anything else is summed word by word.
+ * One's complement sum of the inner packet (len bytes at off), for the IPv6
+ * GUE checksum, folded to 16 bits.  The packet is summed whole, so the
+ * outer checksum is right whatever the inner checksums say.  The kernel's
+ * csum code does the work in chunks of constant size (512 down to 4
+ * bytes, as the length's binary digits say); a global function, so the
+ * verifier checks it once, not once per caller path.
  */
-/*
- * Word-by-word sum of len bytes at off, folded to 16 bits.  A global
- * function: the verifier checks its loop once, not once per caller path.
- */
+#define SUM_CHUNK(n)							\
+	do {								\
+		if (left >= (n)) {					\
+			if (p + (n) > end)				\
+				return 0;				\
+			s = bpf_csum_diff(NULL, 0, p, (n), (__u32)s);	\
+			p += (n);					\
+			left -= (n);					\
+		}							\
+	} while (0)
+
 __noinline int sum_packet(struct xdp_md *ctx, __u32 off, __u32 len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
+	__u32 left = len, i;
 	__u64 s = 0;
-	__u16 *w;
-	int i;
+	void *p;
 
-	if (off > 64)
+	if (len > XLB_SUM_MAX)
 		return 0;
-	w = data + off;
-	for (i = 0; i < XLB_SUM_MAX / 2; i++) {
-		if ((__u32)i * 2 + 2 > len || (void *)(w + 1) > end)
-			break;
-		s += *w++;
+	/* a mask the compiler cannot drop tells the verifier the bound */
+	barrier_var(off);
+	p = data + (off & 0x3f);
+	for (i = 0; i < XLB_SUM_MAX / 512; i++)
+		SUM_CHUNK(512);
+	SUM_CHUNK(256);
+	SUM_CHUNK(128);
+	SUM_CHUNK(64);
+	SUM_CHUNK(32);
+	SUM_CHUNK(16);
+	SUM_CHUNK(8);
+	SUM_CHUNK(4);
+	/* 0..3 bytes: as words padded with zero, in memory order */
+	if (left >= 2) {
+		if (p + 2 > end)
+			return 0;
+		s += *(__u16 *)p;
+		p += 2;
+		left -= 2;
 	}
-	if (len & 1) {
-		__u8 *b = (void *)w;
-
-		if ((void *)(b + 1) <= end)
-			s += *b;
+	if (left) {
+		if (p + 1 > end)
+			return 0;
+		s += *(__u8 *)p;
 	}
 	return csum_fold64(s);
-}
-
-static __always_inline __u64 inner_sum(struct xdp_md *ctx, void *l3,
-				       void *end, const struct pkt *p)
-{
-	__u32 hlen = p->l4_off - p->l3_off, l4len = p->l3_len - hlen;
-	__u64 pseudo;
-
-	if (!p->frag && (p->flow.proto == IPPROTO_TCP ||
-			 p->flow.proto == IPPROTO_UDP)) {
-		if (p->flow.family == XLB_FAMILY_INET && hlen <= 60) {
-			struct udphdr *u = l3 + (hlen & 0x3f);
-
-			if ((void *)(u + 1) > end)
-				return 0;
-			if (p->flow.proto == IPPROTO_TCP || u->check) {
-				pseudo = csum_pseudo(&p->flow.src.v4,
-						     &p->flow.dst.v4, 4,
-						     l4len, p->flow.proto);
-				return (__u16)~csum_fold64(pseudo);
-			}
-		} else if (hlen == sizeof(struct ipv6hdr)) {
-			struct ipv6hdr *ip6 = l3;
-
-			if ((void *)(ip6 + 1) > end)
-				return 0;
-			pseudo = csum_pseudo(p->flow.src.v6, p->flow.dst.v6,
-					     6, l4len, p->flow.proto);
-			return csum_words(ip6, sizeof(*ip6) / 2) +
-			       (__u16)~csum_fold64(pseudo);
-		}
-	}
-	return sum_packet(ctx, p->l3_off, p->l3_len);
 }
 
 /* Fill Ethernet addresses and choose the action: TX, redirect, or drop. */
@@ -311,6 +300,21 @@ static __always_inline const __be32 *outer_src(const struct xlb_config *cfg,
 	return cfg->src6;
 }
 
+static __always_inline void count_forward(struct xlb_vip_stats *vs, __u32 id,
+					  __u32 bytes)
+{
+	struct xlb_counter *bc = bpf_map_lookup_elem(&xlb_backend_stats, &id);
+
+	if (vs) {
+		vs->packets++;
+		vs->bytes += bytes;
+	}
+	if (bc) {
+		bc->packets++;
+		bc->bytes += bytes;
+	}
+}
+
 /*
  * Encapsulate toward the chosen backend and send.  The packet is first cut
  * to its IP length (Ethernet padding must not end up inside the tunnel),
@@ -319,6 +323,7 @@ static __always_inline const __be32 *outer_src(const struct xlb_config *cfg,
 static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
 				   const struct xlb_config *cfg,
 				   const struct xlb_vip *vip,
+				   struct xlb_vip_stats *vs,
 				   const struct choice *ch)
 {
 	void *data = (void *)(long)ctx->data;
@@ -328,7 +333,7 @@ static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
 	struct xlb_backend *sec = NULL;
 	unsigned char l2[18];
 	struct cursor c;
-	int excess;
+	int excess, action;
 
 	if (l2_len != 14 && l2_len != 18)
 		return drop(XLB_EV_MALFORMED);
@@ -362,9 +367,7 @@ static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
 		if (sec && sec->family == ch->be->family)
 			a.secondary = sec->addr;
 		if (ch->be->family == XLB_FAMILY_INET6)
-			a.inner_sum = inner_sum(ctx,
-						data + (l2_len == 14 ? 14 : 18),
-						end, p);
+			a.inner_sum = sum_packet(ctx, l2_len, p->l3_len);
 	}
 	if (data + 18 > end)
 		return drop(XLB_EV_MALFORMED);
@@ -392,23 +395,10 @@ static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
 		return drop(XLB_EV_MALFORMED);
 	if (data + sizeof(struct ethhdr) > end)
 		return drop(XLB_EV_MALFORMED);
-	return next_hop(ctx, data, ch->be, a.src);
-}
-
-static __always_inline void count_forward(const struct xlb_vip *vip,
-					  struct xlb_vip_stats *vs, __u32 id,
-					  __u32 bytes)
-{
-	struct xlb_counter *bc = bpf_map_lookup_elem(&xlb_backend_stats, &id);
-
-	if (vs) {
-		vs->packets++;
-		vs->bytes += bytes;
-	}
-	if (bc) {
-		bc->packets++;
-		bc->bytes += bytes;
-	}
+	action = next_hop(ctx, data, ch->be, a.src);
+	if (action == XDP_TX || action == XDP_REDIRECT)
+		count_forward(vs, ch->id, p->l3_len);
+	return action;
 }
 
 /* An ICMP error whose quote is a VIP flow: send it to that flow's backend. */
@@ -423,8 +413,11 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 	struct choice ch = {};
 	int err;
 
+	/* only errors sent to a VIP address are ours to steer */
+	if (!find_addr(&p->flow))
+		return XDP_PASS;
 	if ((void *)(ih + 1) > c->end)
-		return find_addr(&p->flow) ? drop(XLB_EV_MALFORMED) : XDP_PASS;
+		return drop(XLB_EV_MALFORMED);
 	if (!icmp_steerable(p, ih->type, ih->code))
 		return XDP_PASS;
 	if (parse_icmp_quote(c, data, p, &q))
@@ -439,7 +432,7 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 	if (err)
 		return drop(-err);
 	count_event(XLB_EV_ICMP_STEERED);
-	return forward(ctx, p, cfg, vip, &ch);
+	return forward(ctx, p, cfg, vip, NULL, &ch);
 }
 
 static __always_inline int is_icmp_proto(const struct pkt *p)
@@ -459,15 +452,15 @@ static __always_inline int malformed(struct pkt *p, int have_dst)
 	return XDP_PASS;
 }
 
-/* Fragments without ports go by the address marker's VIP, if any. */
+/* Fragments without ports go by the fragment entry of (address, proto). */
 static __always_inline struct xlb_vip *fragment_vip(struct pkt *p)
 {
-	struct xlb_vip *m = find_addr(&p->flow);
+	struct xlb_vip_key k = {};
 
-	if (!m || m->flags & XLB_VIP_F_ADDR_ONLY ||
-	    m->hash_mode == XLB_HASH_5TUPLE)
-		return NULL;
-	return m;
+	__builtin_memcpy(k.addr, p->flow.dst.v6, 16);
+	k.proto = p->flow.proto;
+	k.family = p->flow.family | XLB_FAMILY_FRAG;
+	return bpf_map_lookup_elem(&xlb_vips, &k);
 }
 
 static __always_inline int process(struct xdp_md *ctx)
@@ -519,8 +512,9 @@ static __always_inline int process(struct xdp_md *ctx)
 	if (p.frag_later) {
 		vip = fragment_vip(&p);
 		if (!vip)
-			return find_addr(&p.flow) ? drop(XLB_EV_FRAGMENT) :
-						    XDP_PASS;
+			return XDP_PASS;
+		if (vip->flags & XLB_VIP_F_ADDR_ONLY)
+			return drop(XLB_EV_FRAGMENT);
 	} else {
 		if (parse_ports(&c, &p))
 			return malformed(&p, 1);
@@ -536,8 +530,7 @@ static __always_inline int process(struct xdp_md *ctx)
 		err = pick_stateful(cfg, vip, &p.flow, vs, 1, &ch);
 	if (err)
 		return drop(-err);
-	count_forward(vip, vs, ch.id, p.l3_len);
-	return forward(ctx, &p, cfg, vip, &ch);
+	return forward(ctx, &p, cfg, vip, vs, &ch);
 }
 
 SEC("xdp")

@@ -332,13 +332,13 @@ out:
 /* --- VIPs ----------------------------------------------------------------- */
 
 /*
- * Address markers (structs.h) are keys with port 0 and protocol 0.  They
- * are derived from the VIPs, so callers never write them: every VIP change
- * brings its address's marker up to date.
+ * Address markers and fragment entries (structs.h) are derived from the
+ * VIPs, so callers never write them: every VIP change brings the entries
+ * of its address up to date.
  */
 static bool vip_is_marker(const struct xlb_vip_key *k)
 {
-	return !k->proto;
+	return !k->proto || k->family & XLB_FAMILY_FRAG;
 }
 
 static bool vip_same_addr(const struct xlb_vip_key *a,
@@ -455,51 +455,73 @@ static int vip_dump(const struct xlb_dp *dp, struct vip_table *vt)
 }
 
 /*
- * The marker key's address should have: none when no VIP uses the address;
- * a copy of the VIP when exactly one of its VIPs hashes without ports (so
- * non-first fragments find it); else XLB_VIP_F_ADDR_ONLY.
+ * What the derived key mk should hold, given every VIP: the address marker
+ * (proto 0) exists while any VIP uses the address; the fragment entry of
+ * (address, proto) exists while any VIP of that address and protocol does,
+ * and holds a copy of the one among them that hashes without ports, or
+ * XLB_VIP_F_ADDR_ONLY when none or several do.
  */
 static bool marker_want(const struct vip_table *vt,
 			const struct xlb_vip_key *mk, struct xlb_vip *m)
 {
-	__u32 i, vips = 0, portless = 0;
+	__u32 i, vips = 0, same_proto = 0, portless = 0;
+	struct xlb_vip_key base = *mk;
 
+	base.family &= ~XLB_FAMILY_FRAG;
+	memset(m, 0, sizeof(*m));
 	for (i = 0; i < vt->n; i++) {
 		if (vip_is_marker(&vt->keys[i]) ||
-		    !vip_same_addr(&vt->keys[i], mk))
+		    !vip_same_addr(&vt->keys[i], &base))
 			continue;
 		vips++;
+		if (vt->keys[i].proto != mk->proto)
+			continue;
+		same_proto++;
 		if (vt->vals[i].hash_mode != XLB_HASH_5TUPLE) {
 			portless++;
 			*m = vt->vals[i];
 		}
 	}
-	if (portless != 1) {
+	if (!mk->proto || portless != 1) {
 		memset(m, 0, sizeof(*m));
 		m->flags = XLB_VIP_F_ADDR_ONLY;
 	}
-	return vips > 0;
+	return mk->proto ? same_proto > 0 : vips > 0;
 }
 
-static int marker_sync(const struct xlb_dp *dp, const struct xlb_vip_key *key)
+static int marker_sync_one(const struct xlb_dp *dp, const struct vip_table *vt,
+			   const struct xlb_vip_key *mk)
 {
-	struct xlb_vip_key mk = { .family = key->family };
-	struct vip_table vt;
 	struct xlb_vip m, cur;
 	int ret;
 
-	memcpy(mk.addr, key->addr, sizeof(mk.addr));
+	if (marker_want(vt, mk, &m)) {
+		ret = bpf_map_lookup_elem(dp->vips, mk, &cur);
+		if (ret || memcmp(&cur, &m, sizeof(m)))
+			ret = bpf_map_update_elem(dp->vips, mk, &m, BPF_ANY);
+		return ret;
+	}
+	ret = bpf_map_delete_elem(dp->vips, mk);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/* Bring the address marker and the fragment entries of key's address up to date. */
+static int marker_sync(const struct xlb_dp *dp, const struct xlb_vip_key *key)
+{
+	static const __u8 protos[] = { 0, IPPROTO_TCP, IPPROTO_UDP };
+	struct xlb_vip_key mk = {};
+	struct vip_table vt;
+	size_t i;
+	int ret;
+
 	ret = vip_dump(dp, &vt);
 	if (ret)
 		return ret;
-	if (marker_want(&vt, &mk, &m)) {
-		ret = bpf_map_lookup_elem(dp->vips, &mk, &cur);
-		if (ret || memcmp(&cur, &m, sizeof(m)))
-			ret = bpf_map_update_elem(dp->vips, &mk, &m, BPF_ANY);
-	} else {
-		ret = bpf_map_delete_elem(dp->vips, &mk);
-		if (ret == -ENOENT)
-			ret = 0;
+	for (i = 0; i < sizeof(protos) && !ret; i++) {
+		memcpy(mk.addr, key->addr, sizeof(mk.addr));
+		mk.proto = protos[i];
+		mk.family = key->family | (protos[i] ? XLB_FAMILY_FRAG : 0);
+		ret = marker_sync_one(dp, &vt, &mk);
 	}
 	vip_table_free(&vt);
 	return ret;

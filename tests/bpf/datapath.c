@@ -179,6 +179,14 @@ static struct xlb_vip_key marker_of(struct xlb_vip_key k)
 	return k;
 }
 
+/* The fragment entry key of a VIP's address and protocol (structs.h). */
+static struct xlb_vip_key frag_of(struct xlb_vip_key k)
+{
+	k.port = 0;
+	k.family |= XLB_FAMILY_FRAG;
+	return k;
+}
+
 static struct xlb_backend backend4(const char *addr)
 {
 	struct xlb_backend b = {
@@ -320,56 +328,78 @@ TEST_F(dp, vip_bad_forms_rejected_map_unchanged)
 			       bad[i].what, err.msg, bad[i].says);
 		TH_LOG("%-24s -> %s", bad[i].what, err.msg);
 	}
-	/* the good VIP and its marker, nothing else, nothing changed */
-	EXPECT_EQ(2, hash_count(self->dp.vips, sizeof(good)));
+	/* the good VIP, its address marker and fragment entry; nothing changed */
+	EXPECT_EQ(3, hash_count(self->dp.vips, sizeof(good)));
 	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &good, &got));
 	EXPECT_EQ(0, memcmp(&ok, &got, sizeof(got)));
 	EXPECT_EQ(-EINVAL, xlb_dp_vip_del(&self->dp, &bad[4].key))
 		TH_LOG("a marker must not be deletable as a VIP");
 }
 
-/* Marker: none without VIPs, the one port-less VIP's entry, else address-only. */
+/*
+ * Derived entries: the address marker exists while the address has VIPs;
+ * the fragment entry of (address, proto) while it has VIPs of that
+ * protocol, holding the one port-less VIP's entry or address-only.
+ */
 TEST_F(dp, vip_address_marker_follows_vips)
 {
 	struct xlb_vip_key web = vip4("203.0.113.20", 80, IPPROTO_TCP);
 	struct xlb_vip_key dns = vip4("203.0.113.20", 53, IPPROTO_UDP);
+	struct xlb_vip_key dns2 = vip4("203.0.113.20", 5353, IPPROTO_UDP);
 	struct xlb_vip_key all = vip4("203.0.113.20", 0, IPPROTO_TCP);
 	struct xlb_vip_key mk = marker_of(web), other = vip4("203.0.113.21",
 							    80, IPPROTO_TCP);
+	struct xlb_vip_key ftcp = frag_of(web), fudp = frag_of(dns);
 	struct xlb_vip vweb = { .id = 1, .hash_mode = XLB_HASH_5TUPLE };
 	struct xlb_vip vdns = { .id = 2, .hash_mode = XLB_HASH_3TUPLE };
+	struct xlb_vip vdns2 = { .id = 4, .hash_mode = XLB_HASH_SRC };
 	struct xlb_vip vall = { .id = 3, .hash_mode = XLB_HASH_SRC };
 	struct xlb_vip m;
 
 	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &web, &vweb, &self->err));
 	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
 	EXPECT_EQ(XLB_VIP_F_ADDR_ONLY, m.flags);
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &ftcp, &m));
+	EXPECT_EQ(XLB_VIP_F_ADDR_ONLY, m.flags)
+		TH_LOG("a 5-tuple VIP's fragments cannot be attributed");
+	EXPECT_EQ(-ENOENT, xlb_dp_vip_get(&self->dp, &fudp, &m))
+		TH_LOG("no UDP VIP: UDP fragments are not ours");
 
 	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &dns, &vdns, &self->err));
-	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &fudp, &m));
 	EXPECT_EQ(0, memcmp(&vdns, &m, sizeof(m)))
-		TH_LOG("the only port-less VIP's entry should be the marker");
+		TH_LOG("the only port-less UDP VIP's entry steers UDP fragments");
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &ftcp, &m));
+	EXPECT_EQ(XLB_VIP_F_ADDR_ONLY, m.flags)
+		TH_LOG("a UDP VIP must not claim TCP fragments");
 
 	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &all, &vall, &self->err));
-	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
-	EXPECT_EQ(XLB_VIP_F_ADDR_ONLY, m.flags)
-		TH_LOG("two port-less VIPs: fragments cannot be attributed");
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &ftcp, &m));
+	EXPECT_EQ(0, memcmp(&vall, &m, sizeof(m)));
 
-	/* the marker copies ids: they must not count as taken */
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &dns2, &vdns2, &self->err));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &fudp, &m));
+	EXPECT_EQ(XLB_VIP_F_ADDR_ONLY, m.flags)
+		TH_LOG("two port-less UDP VIPs: fragments cannot be attributed");
+
+	/* the entries copy ids: they must not count as taken */
 	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &all));
 	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &other, &vall, &self->err))
 		TH_LOG("%s", self->err.msg);
-	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &dns2));
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &fudp, &m));
 	EXPECT_EQ(0, memcmp(&vdns, &m, sizeof(m)));
 
 	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &dns));
+	EXPECT_EQ(-ENOENT, xlb_dp_vip_get(&self->dp, &fudp, &m));
 	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &mk, &m));
 	EXPECT_EQ(XLB_VIP_F_ADDR_ONLY, m.flags);
 	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &web));
 	EXPECT_EQ(-ENOENT, xlb_dp_vip_get(&self->dp, &mk, &m))
 		TH_LOG("marker outlived the last VIP of its address");
-	/* other address: its VIP and its marker */
-	EXPECT_EQ(2, hash_count(self->dp.vips, sizeof(mk)));
+	EXPECT_EQ(-ENOENT, xlb_dp_vip_get(&self->dp, &ftcp, &m));
+	/* other address: its VIP, its marker and its TCP fragment entry */
+	EXPECT_EQ(3, hash_count(self->dp.vips, sizeof(mk)));
 }
 
 /* --- backends ------------------------------------------------------------- */
