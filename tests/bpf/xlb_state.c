@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The XDP data path (bpf/xlb.bpf.c) through BPF_PROG_TEST_RUN, part 2:
+ * what packets leave behind and what earlier packets decide.
+ *   - fragments: 3-tuple and source-hash VIPs send every fragment of a
+ *     packet to one backend (later fragments found by the address marker
+ *     of structs.h); 5-tuple VIPs forward the first and drop the rest;
+ *   - the connection table (DESIGN contract 6): entries made, kept across
+ *     table changes, replaced when their backend goes, none for stateless
+ *     VIPs, UDP entries expire;
+ *   - counters per VIP, per backend, per verdict.
+ * Fixture and expectations: tests/bpf/lb_fixture.h.
+ */
+#include "kselftest_harness.h"
+
+#include "lb_fixture.h"
+
+/* --- fragments ------------------------------------------------------------ */
+
+/* Make s (a client packet) the first (later = false) or a later fragment. */
+static void fragment(struct pkt_spec *s, bool later)
+{
+	if (s->family == XLB_FAMILY_INET) {
+		s->ip_id = 0x4242;
+		s->mf = !later;
+		s->frag_off = later ? 9 : 0;	/* 72 bytes in */
+	} else {
+		s->n_ext = 1;
+		s->ext[0] = (struct pkt_ext6){
+			.type = IPPROTO_FRAGMENT, .frag_off = later ? 9 : 0,
+			.more = !later, .frag_id = 0x4242,
+		};
+	}
+	s->payload_len = later ? 40 : 64;
+}
+
+static bool run_fwd(struct lb *lb, int v, const struct pkt_spec *s,
+		    const struct xlb_flow *f, __u32 want, const char *what,
+		    struct pkt_outer *o)
+{
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	size_t len = lb_build(s, in);
+	char label[160];
+
+	snprintf(label, sizeof(label), "%s [VIP %s, %s client]", what,
+		 lb_kind(v)->name, lb_fam_name(lb_vip_family(v)));
+	if (!len) {
+		fprintf(stderr, "# %s: test bug: pkt_build refused it\n",
+			label);
+		return false;
+	}
+	lb_run(lb, in, len, &r);
+	return lb_expect_fwd(lb, v, f, in, len, &r, want, label, o);
+}
+
+TEST_F(lb, address_markers_written_by_libxlb)
+{
+	static const struct {
+		int kind;
+		int copy_of;	/* -1: XLB_VIP_F_ADDR_ONLY */
+	} addrs[] = {
+		{ K_TCP_IPIP4, -1 }, { K_PORT0, -1 }, { K_3TUPLE, K_3TUPLE },
+		{ K_SRCHASH, K_SRCHASH }, { K_ATOMIC, -1 },
+	};
+	struct xlb_vip_key mk;
+	struct xlb_vip m, want;
+	struct xlb_err err;
+	unsigned int i;
+
+	for (i = 0; i < 2 * LB_N(addrs); i++) {
+		int a = (int)(i % LB_N(addrs));
+		int fam = lb_families[i / LB_N(addrs)];
+		int v = lb_vip(fam, addrs[a].kind);
+
+		mk = self->lb.key[v];
+		mk.port = 0;
+		mk.proto = 0;
+		ASSERT_EQ(0, xlb_dp_vip_get(&self->lb.dp, &mk, &m))
+			TH_LOG("no marker for the address of %s",
+			       lb_kind(v)->name);
+		EXPECT_TRUE(m.flags & XLB_VIP_F_ADDR_ONLY);
+		/* the fragment entry of (address, the VIP's protocol) */
+		mk.proto = self->lb.key[v].proto;
+		mk.family |= XLB_FAMILY_FRAG;
+		ASSERT_EQ(0, xlb_dp_vip_get(&self->lb.dp, &mk, &m))
+			TH_LOG("no fragment entry for the address of %s",
+			       lb_kind(v)->name);
+		if (addrs[a].copy_of < 0) {
+			EXPECT_TRUE(m.flags & XLB_VIP_F_ADDR_ONLY);
+			continue;
+		}
+		want = self->lb.vip[lb_vip(fam, addrs[a].copy_of)];
+		EXPECT_EQ(want.id, m.id);
+		EXPECT_EQ(want.flags, m.flags);
+		EXPECT_EQ(want.hash_mode, m.hash_mode);
+	}
+	/* markers are libxlb's own: a caller cannot write one */
+	EXPECT_EQ(-EINVAL, xlb_dp_vip_set(&self->lb.dp, &mk, &m, &err));
+}
+
+TEST_F(lb, fragments_of_3tuple_and_src_vips_reach_one_backend)
+{
+	static const int kinds[] = { K_3TUPLE, K_SRCHASH };
+	struct pkt_outer o1, o2;
+	struct pkt_spec s;
+	unsigned int i, n;
+	char what[64];
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		int w = lb_vip_family(v) == XLB_FAMILY_INET ? 0 : 3;
+
+		for (n = 0; n < 8; n++) {
+			struct xlb_flow f;
+
+			lb_spec(&self->lb, v, &s);
+			s.src[w] = htonl(ntohl(s.src[w]) + n);
+			s.sport = (__u16)(40000 + n);
+			f = lb_flow(&s);
+			fragment(&s, false);
+			snprintf(what, sizeof(what), "client %u first fragment",
+				 n);
+			EXPECT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+					    what, &o1));
+			fragment(&s, true);
+			snprintf(what, sizeof(what), "client %u later fragment",
+				 n);
+			EXPECT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+					    what, &o2));
+			EXPECT_EQ(0, memcmp(o1.dst, o2.dst, 16));
+		}
+	}
+}
+
+/* Later fragments have no ports: only the fragment entry names the VIP. */
+TEST_F(lb, later_fragment_without_marker_not_forwarded)
+{
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	struct xlb_vip_key mk;
+	static const int kinds[] = { K_3TUPLE };
+	struct pkt_spec s;
+	unsigned int i;
+	size_t len;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		mk = self->lb.key[v];
+		mk.port = 0;
+		mk.family |= XLB_FAMILY_FRAG;
+		ASSERT_EQ(0, bpf_map_delete_elem(self->lb.dp.vips, &mk));
+		lb_spec(&self->lb, v, &s);
+		fragment(&s, true);
+		len = lb_build(&s, in);
+		lb_run(&self->lb, in, len, &r);
+		EXPECT_TRUE(lb_expect_pass(in, len, &r, "later fragment, "
+					   "fragment entry deleted"));
+	}
+}
+
+TEST_F(lb, fragments_of_5tuple_vip_first_forwarded_rest_dropped)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_TCP_GUE6, K_UDP_GUE4 };
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	struct pkt_spec s;
+	unsigned int i;
+	size_t len;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		struct xlb_flow f;
+		char what[96];
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		fragment(&s, false);
+		EXPECT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+				    "first fragment", NULL));
+		fragment(&s, true);
+		len = lb_build(&s, in);
+		lb_run(&self->lb, in, len, &r);
+		snprintf(what, sizeof(what), "later fragment [VIP %s, %s "
+			 "client]", lb_kind(v)->name,
+			 lb_fam_name(lb_vip_family(v)));
+		EXPECT_TRUE(lb_expect_drop(in, len, &r, XLB_EV_FRAGMENT,
+					   what));
+	}
+}
+
+/*
+ * The marker of an address names one VIP for its later fragments, but a
+ * later fragment also says its protocol: one of a protocol that VIP is not
+ * for must not follow it.  A_3TUPLE has a 3-tuple TCP VIP and a 5-tuple
+ * UDP VIP: later UDP fragments belong to the 5-tuple VIP (drop, counted
+ * as fragment), not to the TCP VIP's backends.
+ */
+TEST_F(lb, later_udp_fragment_of_5tuple_vip_beside_3tuple_tcp_vip_dropped)
+{
+	static const int kinds[] = { K_3TUPLE_UDP5 };
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	struct pkt_spec s;
+	struct xlb_flow f;
+	unsigned int i;
+	char what[128];
+	size_t len;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		fragment(&s, false);
+		EXPECT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+				    "first UDP fragment", NULL));
+		fragment(&s, true);
+		len = lb_build(&s, in);
+		lb_run(&self->lb, in, len, &r);
+		snprintf(what, sizeof(what), "later UDP fragment to the "
+			 "5-tuple UDP VIP beside a 3-tuple TCP VIP [%s]",
+			 lb_fam_name(lb_vip_family(v)));
+		EXPECT_TRUE(lb_expect_drop(in, len, &r, XLB_EV_FRAGMENT, what));
+	}
+}
+
+/*
+ * A_SRC has only a TCP VIP: the first fragment of a UDP datagram to it is
+ * not for a VIP and passes to the stack, so its later fragments must too
+ * (the stack reassembles them, contract 7).
+ */
+TEST_F(lb, later_udp_fragment_to_tcp_only_vip_address_passes)
+{
+	static const int kinds[] = { K_SRCHASH };
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	struct pkt_spec s;
+	unsigned int i;
+	char what[128];
+	size_t len;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		lb_spec(&self->lb, v, &s);
+		s.proto = IPPROTO_UDP;
+		fragment(&s, false);
+		len = lb_build(&s, in);
+		lb_run(&self->lb, in, len, &r);
+		snprintf(what, sizeof(what), "first UDP fragment to a TCP-only "
+			 "VIP address [%s]", lb_fam_name(lb_vip_family(v)));
+		EXPECT_TRUE(lb_expect_pass(in, len, &r, what));
+		fragment(&s, true);
+		len = lb_build(&s, in);
+		lb_run(&self->lb, in, len, &r);
+		snprintf(what, sizeof(what), "later UDP fragment to a TCP-only "
+			 "VIP address [%s]", lb_fam_name(lb_vip_family(v)));
+		EXPECT_TRUE(lb_expect_pass(in, len, &r, what));
+	}
+}
+
+/* --- connection table ----------------------------------------------------- */
+
+/* A client packet of VIP v whose primary differs between tables a and b. */
+static bool moving_flow(const struct lb *lb, int v, const struct xlb_table *a,
+			const struct xlb_table *b, struct pkt_spec *s)
+{
+	struct xlb_flow f;
+	unsigned int port;
+
+	for (port = 40000; port < 65000; port++) {
+		lb_spec(lb, v, s);
+		s->sport = (__u16)port;
+		f = lb_flow(s);
+		if (lb_pick_in(lb, v, a, &f).primary !=
+		    lb_pick_in(lb, v, b, &f).primary)
+			return true;
+	}
+	return false;
+}
+
+static bool ct_is(struct __test_metadata *_metadata, const struct lb *lb,
+		  const struct xlb_flow *f, __u16 backend, int v,
+		  const char *what)
+{
+	struct xlb_ct ct;
+
+	if (xlb_dp_ct_lookup(&lb->dp, f, &ct)) {
+		TH_LOG("%s: no connection entry", what);
+		return false;
+	}
+	if (ct.backend != backend || ct.vip != v ||
+	    ct.epoch != lb->be[backend].epoch || !ct.last_seen) {
+		TH_LOG("%s: entry backend %u epoch %u vip %u last_seen %llu, "
+		       "want backend %u epoch %u vip %d", what, ct.backend,
+		       ct.epoch, ct.vip, (unsigned long long)ct.last_seen,
+		       backend, lb->be[backend].epoch, v);
+		return false;
+	}
+	return true;
+}
+
+TEST_F(lb, ct_first_packet_inserts_entry)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_TCP_GUE6, K_UDP_GUE4,
+				     K_3TUPLE };
+	struct pkt_spec s;
+	struct xlb_ct ct;
+	unsigned int i;
+	__u32 n0, n1;
+	int v;
+
+	ASSERT_EQ(0, xlb_dp_ct_count(&self->lb.dp, &n0));
+	EXPECT_EQ(0, n0);
+	lb_for_each_vip(i, v, kinds) {
+		struct xlb_flow f;
+		struct xlb_pick p;
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		p = lb_pick(&self->lb, v, &f);
+		ASSERT_EQ(-ENOENT, xlb_dp_ct_lookup(&self->lb.dp, &f, &ct));
+		ASSERT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+				    "first packet", NULL));
+		EXPECT_TRUE(ct_is(_metadata, &self->lb, &f, p.primary, v,
+				  lb_kind(v)->name));
+		ASSERT_EQ(0, xlb_dp_ct_lookup(&self->lb.dp, &f, &ct));
+		EXPECT_EQ(p.hash, ct.hash);
+	}
+	ASSERT_EQ(0, xlb_dp_ct_count(&self->lb.dp, &n1));
+	EXPECT_EQ(2 * LB_N(kinds), n1);
+}
+
+/*
+ * A flow of VIP v stays on its backend p0 while the table changes, and
+ * moves to the table's primary (its entry replaced) once p0 is cleared
+ * and out of the table.
+ */
+static void ct_keep_case(struct __test_metadata *_metadata, struct lb *lb,
+			 int v)
+{
+	int g = lb_kind(v)->group, i, n = 0;
+	__u32 m = lb->tbl[v].size;
+	struct xlb_table t1, t2;
+	__u16 p0, ids[LB_GROUP_SIZE];
+	struct pkt_spec s;
+	struct xlb_flow f;
+	char why[256];
+
+	/* T1: one backend more, so some slots move to it */
+	ASSERT_EQ(0, lb_table(lb, v, 0, 5, m, &t1));
+	ASSERT_TRUE(moving_flow(lb, v, &lb->tbl[v], &t1, &s));
+	f = lb_flow(&s);
+	p0 = lb_pick(lb, v, &f).primary;
+	ASSERT_TRUE(run_fwd(lb, v, &s, &f, LB_EXPLAIN, "first packet", NULL));
+	ASSERT_TRUE(ct_is(_metadata, lb, &f, p0, v, "after the first packet"));
+
+	ASSERT_EQ(0, lb_install(lb, v, &t1, why, sizeof(why)))
+		TH_LOG("%s", why);
+	ASSERT_NE(p0, lb_pick(lb, v, &f).primary);
+	s.tcp_flags = PKT_TCP_ACK;
+	EXPECT_TRUE(run_fwd(lb, v, &s, &f, p0, "after a table change", NULL));
+	EXPECT_TRUE(ct_is(_metadata, lb, &f, p0, v, "after a table change"));
+
+	/* p0 goes: cleared, and out of the table */
+	ASSERT_EQ(0, xlb_dp_backend_clear(&lb->dp, p0));
+	ASSERT_EQ(0, xlb_dp_backend_get(&lb->dp, p0, &lb->be[p0]));
+	for (i = 0; i < 5; i++)
+		if (lb_id(g, i) != p0)
+			ids[n++] = lb_id(g, i);
+	ASSERT_EQ(0, lb_table_ids(lb, ids, n, m, &t2, why, sizeof(why)))
+		TH_LOG("%s", why);
+	ASSERT_EQ(0, lb_install(lb, v, &t2, why, sizeof(why)))
+		TH_LOG("%s", why);
+	EXPECT_TRUE(run_fwd(lb, v, &s, &f, LB_EXPLAIN,
+			    "after its backend went", NULL));
+	EXPECT_TRUE(ct_is(_metadata, lb, &f, lb_pick(lb, v, &f).primary, v,
+			  "after its backend went"));
+
+	/* back, for the other family's VIP */
+	lb->be[p0].flags = XLB_BE_F_VALID | XLB_BE_F_NEXTHOP;
+	ASSERT_EQ(0, xlb_dp_backend_set(&lb->dp, p0, &lb->be[p0], NULL));
+	ASSERT_EQ(0, xlb_dp_backend_get(&lb->dp, p0, &lb->be[p0]));
+}
+
+TEST_F(lb, ct_flow_keeps_backend_until_backend_goes)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_TCP_GUE6, K_UDP_IPIP6 };
+	unsigned int i;
+	int v;
+
+	lb_for_each_vip(i, v, kinds)
+		ct_keep_case(_metadata, &self->lb, v);
+}
+
+TEST_F(lb, ct_stateless_vip_makes_no_entries)
+{
+	static const int kinds[] = { K_STATELESS, K_ATOMIC };
+	int sv = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4), v;
+	struct pkt_spec s;
+	struct xlb_flow f;
+	struct xlb_ct ct;
+	unsigned int i, n;
+	__u32 before, after;
+
+	/* one stateful flow, so the count is not trivially 0 */
+	lb_spec(&self->lb, sv, &s);
+	f = lb_flow(&s);
+	ASSERT_TRUE(run_fwd(&self->lb, sv, &s, &f, LB_EXPLAIN, "stateful",
+			    NULL));
+	ASSERT_EQ(0, xlb_dp_ct_count(&self->lb.dp, &before));
+	ASSERT_EQ(1, before);
+	lb_for_each_vip(i, v, kinds) {
+		for (n = 0; n < 10; n++) {
+			lb_spec(&self->lb, v, &s);
+			s.sport = (__u16)(50000 + n);
+			f = lb_flow(&s);
+			ASSERT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+					    "stateless", NULL));
+			EXPECT_EQ(-ENOENT,
+				  xlb_dp_ct_lookup(&self->lb.dp, &f, &ct));
+		}
+	}
+	ASSERT_EQ(0, xlb_dp_ct_count(&self->lb.dp, &after));
+	EXPECT_EQ(before, after);
+}
+
+/* Make the flow's entry look idle since boot. */
+static int ct_age(const struct lb *lb, const struct xlb_flow *f)
+{
+	struct xlb_ct ct;
+
+	if (bpf_map_lookup_elem(lb->dp.conntrack, f, &ct))
+		return -1;
+	ct.last_seen = 0;
+	return bpf_map_update_elem(lb->dp.conntrack, f, &ct, BPF_EXIST);
+}
+
+/*
+ * A flow of VIP v on p0; the table changes (p1 would be the pick now);
+ * then its entry ages past the UDP idle time: UDP moves to p1, TCP stays.
+ */
+static void ct_idle_case(struct __test_metadata *_metadata, struct lb *lb,
+			 int v)
+{
+	bool udp = lb_kind(v)->proto == IPPROTO_UDP;
+	struct xlb_table t1;
+	struct pkt_spec s;
+	struct xlb_flow f;
+	__u16 p0, p1;
+	char why[256];
+
+	ASSERT_EQ(0, lb_table(lb, v, 0, 5, lb->tbl[v].size, &t1));
+	ASSERT_TRUE(moving_flow(lb, v, &lb->tbl[v], &t1, &s));
+	f = lb_flow(&s);
+	p0 = lb_pick(lb, v, &f).primary;
+	ASSERT_TRUE(run_fwd(lb, v, &s, &f, LB_EXPLAIN, "first packet", NULL));
+	ASSERT_EQ(0, lb_install(lb, v, &t1, why, sizeof(why)))
+		TH_LOG("%s", why);
+	p1 = lb_pick(lb, v, &f).primary;
+	ASSERT_NE(p0, p1);
+	/* within the idle time: stays */
+	EXPECT_TRUE(run_fwd(lb, v, &s, &f, p0, "fresh entry", NULL));
+	ASSERT_EQ(0, ct_age(lb, &f));
+	if (udp) {
+		EXPECT_TRUE(run_fwd(lb, v, &s, &f, LB_EXPLAIN,
+				    "idle UDP entry", NULL));
+		EXPECT_TRUE(ct_is(_metadata, lb, &f, p1, v,
+				  "idle UDP entry replaced"));
+	} else {
+		EXPECT_TRUE(run_fwd(lb, v, &s, &f, p0, "idle TCP entry", NULL));
+		EXPECT_TRUE(ct_is(_metadata, lb, &f, p0, v,
+				  "idle TCP entry kept"));
+	}
+}
+
+TEST_F(lb, ct_udp_entry_expires_when_idle_tcp_does_not)
+{
+	static const int kinds[] = { K_UDP_IPIP4, K_UDP_GUE6, K_TCP_IPIP4,
+				     K_TCP_GUE6 };
+	unsigned int i;
+	int v;
+
+	self->lb.cfg.udp_idle_s = 1;
+	ASSERT_EQ(0, xlb_dp_config_set(&self->lb.dp, &self->lb.cfg));
+	lb_for_each_vip(i, v, kinds)
+		ct_idle_case(_metadata, &self->lb, v);
+}
+
+/* --- counters ------------------------------------------------------------- */
+
+struct sent {
+	__u64 packets, bytes;
+};
+
+TEST_F(lb, counters_follow_packets_and_verdicts)
+{
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	struct xlb_vip_stats vs0, vs1, ss0, ss1;
+	struct xlb_counter bc0[LB_TABLE_BACKENDS], bc1;
+	struct sent want_be[LB_TABLE_BACKENDS] = { { 0 } };
+	__u64 ac0[XLB_ACTIONS], ac1[XLB_ACTIONS], ev0[XLB_EV_MAX],
+	      ev1[XLB_EV_MAX];
+	/* groups of their own: backend counters see only v's packets */
+	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP6);
+	int sv = lb_vip(XLB_FAMILY_INET6, K_STATELESS);
+	int g = lb_kind(v)->group, i;
+	__u64 bytes = 0, sbytes = 0;
+	struct pkt_spec s;
+	size_t len;
+
+	ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, v, &vs0));
+	ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, sv, &ss0));
+	for (i = 0; i < LB_TABLE_BACKENDS; i++)
+		ASSERT_EQ(0, xlb_dp_backend_stats(&self->lb.dp, lb_id(g, i),
+						  &bc0[i]));
+	ASSERT_EQ(0, xlb_dp_actions(&self->lb.dp, ac0));
+	ASSERT_EQ(0, xlb_dp_events(&self->lb.dp, ev0));
+
+	/* flow A: 3 packets, flow B: 2 packets; IP bytes are counted */
+	for (i = 0; i < 5; i++) {
+		struct xlb_flow f;
+		__u16 id;
+
+		lb_spec(&self->lb, v, &s);
+		s.sport = i < 3 ? 41000 : 42000;
+		s.tcp_flags = i == 0 || i == 3 ? PKT_TCP_SYN : PKT_TCP_ACK;
+		s.payload_len = 10 + 50 * (size_t)i;
+		f = lb_flow(&s);
+		id = lb_pick(&self->lb, v, &f).primary;
+		ASSERT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN, "counted",
+				    NULL));
+		len = lb_build(&s, in);
+		bytes += len - PKT_ETH_LEN;
+		want_be[id - lb_id(g, 0)].packets++;
+		want_be[id - lb_id(g, 0)].bytes += len - PKT_ETH_LEN;
+	}
+	/* stateless: counted, but no flows, hits or misses */
+	for (i = 0; i < 2; i++) {
+		struct xlb_flow f;
+
+		lb_spec(&self->lb, sv, &s);
+		s.payload_len = 100;
+		f = lb_flow(&s);
+		ASSERT_TRUE(run_fwd(&self->lb, sv, &s, &f, LB_EXPLAIN,
+				    "stateless counted", NULL));
+		sbytes += lb_build(&s, in) - PKT_ETH_LEN;
+	}
+	/* one packet passed, one dropped */
+	lb_spec(&self->lb, v, &s);
+	s.dport = 9;
+	len = lb_build(&s, in);
+	lb_run(&self->lb, in, len, &r);
+	EXPECT_TRUE(lb_expect_pass(in, len, &r, "not for a VIP"));
+	lb_spec(&self->lb, v, &s);
+	len = lb_build(&s, in);
+	lb_run(&self->lb, in, len - 1, &r);	/* cut: malformed */
+	EXPECT_TRUE(lb_expect_drop(in, len - 1, &r, XLB_EV_MALFORMED,
+				   "cut VIP packet"));
+
+	ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, v, &vs1));
+	EXPECT_EQ(5, vs1.packets - vs0.packets);
+	EXPECT_EQ(bytes, vs1.bytes - vs0.bytes);
+	EXPECT_EQ(2, vs1.new_flows - vs0.new_flows);
+	EXPECT_EQ(2, vs1.ct_misses - vs0.ct_misses);
+	EXPECT_EQ(3, vs1.ct_hits - vs0.ct_hits);
+	for (i = 0; i < LB_TABLE_BACKENDS; i++) {
+		ASSERT_EQ(0, xlb_dp_backend_stats(&self->lb.dp, lb_id(g, i),
+						  &bc1));
+		EXPECT_EQ(want_be[i].packets, bc1.packets - bc0[i].packets)
+			TH_LOG("backend %u", lb_id(g, i));
+		EXPECT_EQ(want_be[i].bytes, bc1.bytes - bc0[i].bytes)
+			TH_LOG("backend %u", lb_id(g, i));
+	}
+	ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, sv, &ss1));
+	EXPECT_EQ(2, ss1.packets - ss0.packets);
+	EXPECT_EQ(sbytes, ss1.bytes - ss0.bytes);
+	EXPECT_EQ(0, ss1.new_flows - ss0.new_flows);
+	EXPECT_EQ(0, ss1.ct_hits - ss0.ct_hits);
+	EXPECT_EQ(0, ss1.ct_misses - ss0.ct_misses);
+
+	ASSERT_EQ(0, xlb_dp_actions(&self->lb.dp, ac1));
+	EXPECT_EQ(0, ac1[XDP_ABORTED] - ac0[XDP_ABORTED]);
+	EXPECT_EQ(1, ac1[XDP_DROP] - ac0[XDP_DROP]);
+	EXPECT_EQ(1, ac1[XDP_PASS] - ac0[XDP_PASS]);
+	EXPECT_EQ(7, ac1[XDP_TX] - ac0[XDP_TX]);
+	EXPECT_EQ(0, ac1[XDP_REDIRECT] - ac0[XDP_REDIRECT]);
+	ASSERT_EQ(0, xlb_dp_events(&self->lb.dp, ev1));
+	for (i = 0; i < XLB_EV_MAX; i++)
+		EXPECT_EQ(i == XLB_EV_MALFORMED, ev1[i] - ev0[i])
+			TH_LOG("event %s", xlb_event_name(i));
+}
+
+/*
+ * A packet answered with ICMP too-big never reaches the backend, so the
+ * backend's counters must not grow by it.
+ */
+TEST_F(lb, counters_too_big_answer_not_counted_for_backend)
+{
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	struct xlb_counter b0, b1;
+	unsigned int fi;
+
+	for (fi = 0; fi < LB_N(lb_families); fi++) {
+		int v = lb_vip(lb_families[fi], K_TCP_IPIP4);
+		struct pkt_spec s;
+		struct xlb_flow f;
+		__u16 id;
+		size_t len;
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		id = lb_pick(&self->lb, v, &f).primary;
+		ASSERT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN, "SYN",
+				    NULL));
+		ASSERT_EQ(0, xlb_dp_backend_stats(&self->lb.dp, id, &b0));
+		s.tcp_flags = PKT_TCP_ACK;
+		s.df = true;
+		/* a full-size packet: over the limit with any tunnel */
+		s.payload_len = LB_MTU - PKT_TCP_LEN -
+				(s.family == 4 ? PKT_IP4_LEN : PKT_IP6_LEN);
+		len = lb_build(&s, in);
+		lb_run(&self->lb, in, len, &r);
+		ASSERT_EQ(XDP_TX, r.retval);
+		ASSERT_EQ(1, r.ev[XLB_EV_TOO_BIG]);
+		ASSERT_EQ(0, xlb_dp_backend_stats(&self->lb.dp, id, &b1));
+		EXPECT_EQ(0, b1.packets - b0.packets)
+			TH_LOG("%s: backend %u counted a packet it never got",
+			       lb_fam_name(lb_families[fi]), id);
+		EXPECT_EQ(0, b1.bytes - b0.bytes)
+			TH_LOG("%s: backend %u counted %llu bytes it never got",
+			       lb_fam_name(lb_families[fi]), id,
+			       (unsigned long long)(b1.bytes - b0.bytes));
+	}
+}
+
+TEST_HARNESS_MAIN
