@@ -146,7 +146,7 @@ static int bench_tables(const struct opts *o)
 #define OTHER4		"203.0.113.99"
 #define BACKENDS	4
 
-enum { VIP_IPIP, VIP_GUE, VIP_V6, VIP_STATELESS, VIP_FIB, VIPS };
+enum { VIP_IPIP, VIP_GUE, VIP_V6, VIP_STATELESS, VIP_FIB, VIP_GUE6, VIPS };
 
 /*
  * The FIB path needs a real interface with a route and a neighbour: the
@@ -279,6 +279,7 @@ static int pkt_setup(struct pkt_bench *b, struct xlb_err *err)
 	ret = ret ? ret : setup_vip(b, VIP_STATELESS, 4, 8080,
 				    XLB_VIP_F_STATELESS, XLB_ENCAP_IPIP, err);
 	ret = ret ? ret : setup_vip(b, VIP_FIB, 4, 81, 0, XLB_ENCAP_IPIP, err);
+	ret = ret ? ret : setup_vip(b, VIP_GUE6, 6, 443, 0, XLB_ENCAP_GUE, err);
 	return ret;
 }
 
@@ -321,6 +322,7 @@ static const struct path paths[] = {
 	{ "stateless_new", 4, VIP4, 8080, 1, XDP_TX, 0 },
 	{ "ipv6_ct_hit", 6, VIP6, 80, 0, XDP_TX, 0 },
 	{ "gue_ct_hit", 4, VIP4, 443, 0, XDP_TX, 0 },
+	{ "gue6_ct_hit", 6, VIP6, 443, 0, XDP_TX, 0 },
 	{ "fib_ct_hit", 4, VIP4, 81, 0, XDP_TX, 1 },
 };
 
