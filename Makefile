@@ -21,7 +21,7 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Ibpf -I$(O)
 # directory that clang -target bpf does not search on its own.
 BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 
-LIBXLB_SRCS := $(addprefix user/,datapath.c error.c explain.c lookup_table.c maglev.c ring.c)
+LIBXLB_SRCS := $(addprefix user/,attach.c config.c datapath.c error.c explain.c lookup_table.c maglev.c ring.c state.c)
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/%.c=$(O)/obj/%.o)
 LIBXLB      := $(O)/libxlb.a
 
@@ -37,9 +37,9 @@ TEST_PROGS  := $(patsubst tests/bpf/progs/%.bpf.c,$(O)/tests/bpf/progs/%.skel.h,
 KSFT_TAR    := /usr/src/linux-source-6.1.tar.xz
 KSFT_HDR    := $(O)/kselftest/kselftest_harness.h
 
-LDLIBS_BPF  := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+LDLIBS_BPF  := $(shell pkg-config --libs libxdp libbpf 2>/dev/null || echo -lxdp -lbpf -lelf -lz)
 
-.PHONY: all deps test test-unit test-unit-asan test-bpf demo bench clean
+.PHONY: all deps test test-unit test-unit-asan test-bpf fuzz demo bench clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -116,6 +116,27 @@ test-unit-asan: $(ASAN_TESTS)
 
 test-bpf: $(BPF_TESTS)
 	@tests/run.sh bpf
+
+# --- fuzzing ----------------------------------------------------------------
+# libFuzzer (clang, libclang-rt-14-dev) on the config grammar: every input
+# either fails to parse or saves, re-parses and saves to the same text.
+# Runs FUZZ_SECONDS from the seeds in tests/fuzz/corpus/ with a fresh
+# working corpus; a crash, leak or sanitizer report fails the target and
+# leaves the input as $(O)/fuzz/crash-*.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
+	       -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_SRCS   := $(addprefix user/,config.c error.c lookup_table.c maglev.c ring.c state.c)
+
+$(O)/fuzz/config: tests/fuzz/config.c $(FUZZ_SRCS) $(wildcard user/*.h bpf/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_FLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+		-Iuser -Ibpf -I$(O) -o $@ $< $(FUZZ_SRCS) -lm
+
+fuzz: $(O)/fuzz/config
+	@rm -rf $(O)/fuzz/corpus && mkdir -p $(O)/fuzz/corpus
+	$(O)/fuzz/config -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-artifact_prefix=$(O)/fuzz/ $(O)/fuzz/corpus tests/fuzz/corpus
 
 # --- product ----------------------------------------------------------------
 DURATION ?= 60

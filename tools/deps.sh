@@ -7,6 +7,7 @@ set -euo pipefail
 
 PACKAGES=(
 	make gcc clang llvm pkg-config
+	libclang-rt-14-dev
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
 	libjson-c-dev libmicrohttpd-dev
 	linux-source-6.1 xz-utils
