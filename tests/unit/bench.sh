@@ -11,7 +11,7 @@ not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
 check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
 
 echo "TAP version 13"
-echo "1..4"
+echo "1..5"
 out=$($BENCH --quick -j tables 2>&1)
 check "tables -j prints one JSON record per case" \
 	'python3 -c "
@@ -27,4 +27,22 @@ check "tables prints a human table" '$BENCH --quick tables | grep -q "^maglev *6
 check "unknown subcommand exits 2" '$BENCH nosuch 2>/dev/null; [[ $? -eq 2 ]]'
 check "bad --runs exits 2 naming the option" \
 	'[[ $($BENCH --runs 0 tables 2>&1 >/dev/null) == *--runs* ]] && ! $BENCH --runs 0 tables 2>/dev/null'
+if [[ $(id -u) -ne 0 ]]; then
+	n=$((n + 1)); echo "ok $n pkt -j # SKIP needs root"
+else
+	out=$($BENCH --quick -j pkt 2>&1)
+	check "pkt -j prints every path with a baseline ratio" \
+		'python3 -c "
+import json, sys
+recs = [json.loads(l) for l in sys.stdin.read().splitlines()]
+v = [r for r in recs if r[\"path\"] == \"verifier\"]
+assert len(v) == 1 and v[0][\"processed_insns\"] > 0, v
+paths = {r[\"path\"]: r for r in recs if r[\"path\"] != \"verifier\"}
+want = {\"non_vip_pass\", \"ct_hit\", \"new_flow\", \"stateless\", \"ipv6_ct_hit\", \"gue_ct_hit\", \"fib_ct_hit\"}
+assert want <= set(paths), sorted(paths)
+for r in paths.values():
+    assert r[\"ns\"] > 0 and r[\"baseline_ns\"] > 0
+    assert abs(r[\"ratio\"] - r[\"ns\"] / r[\"baseline_ns\"]) <= 0.01 * r[\"ratio\"] + 0.01
+" <<<"$out"'
+fi
 exit $failed
