@@ -20,7 +20,7 @@
  *
  * One command per line; `#` where a token would start comments out the rest
  * of the line; tokens are split on blanks and may be double-quoted (with \"
- * and \\ as the only escapes).  Extensions beyond the brief: `stateful`
+ * and \\ as the only escapes).  Beyond the basics: `stateful`
  * undoes `stateless`; `src 0.0.0.0` / `src ::` (and the same for set
  * src4/src6) clear an outer source; `health-port 0` means the service port.
  * Options may come in any order, each at most once (src once per family).
