@@ -133,7 +133,7 @@ static __always_inline int answer_too_big(struct xdp_md *ctx,
 	void *data, *end;
 	struct cursor c;
 	__u64 sum;
-	__u32 total = a->l2_len + hdrs + XLB_ICMP_QUOTE;
+	__u32 total = a->l2_len + hdrs + XLB_ICMP_QUOTE, l2_len;
 
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
@@ -155,7 +155,14 @@ static __always_inline int answer_too_big(struct xdp_md *ctx,
 	__builtin_memcpy(l2, l2 + 6, 6);
 	__builtin_memcpy(l2 + 6, mac, 6);
 	__builtin_memcpy(data, l2, 18);
-	c.pos = data + a->l2_len;
+	/* a bound the verifier keeps through stack spills (6.1 needs it) */
+	l2_len = a->l2_len;
+	barrier_var(l2_len);
+	l2_len &= 0x1f;
+	c.pos = data + l2_len;
+	/* one opaque base: every header pointer below derives from it by a
+	 * constant, so the verifier's bounds check covers them all */
+	barrier_var(c.pos);
 	c.end = end;
 	if (a->family == XLB_FAMILY_INET) {
 		struct iphdr *ip = c.pos;

@@ -90,6 +90,9 @@ static __always_inline int parse_ipv4(struct cursor *c, void *data,
 		return -1;
 	hlen = ip->ihl * 4;
 	tot = bpf_ntohs(ip->tot_len);
+	/* kernels before 6.3 lose a value's bounds in a byte swap */
+	barrier_var(tot);
+	tot &= 0xffff;
 	if (ip->version != 4 || hlen < sizeof(*ip) || tot < hlen)
 		return -1;
 	if (c->pos + hlen > c->end || c->pos + tot > c->end)
@@ -143,6 +146,7 @@ static __always_inline int parse_ipv6(struct cursor *c, void *data,
 				      struct pkt *p)
 {
 	struct ipv6hdr *ip6 = c->pos;
+	__u32 plen;
 	int nh, i;
 
 	if ((void *)(ip6 + 1) > c->end)
@@ -150,8 +154,11 @@ static __always_inline int parse_ipv6(struct cursor *c, void *data,
 	if (ip6->version != 6)
 		return -1;
 	p->l3_off = c->pos - data;
-	p->l3_len = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
-	if (c->pos + p->l3_len > c->end)
+	plen = bpf_ntohs(ip6->payload_len);
+	barrier_var(plen);	/* bounds lost in the byte swap, as above */
+	plen &= 0xffff;
+	p->l3_len = sizeof(*ip6) + plen;
+	if (c->pos + sizeof(*ip6) + plen > c->end)
 		return -1;
 	p->tos = (ip6->priority << 4) | (ip6->flow_lbl[0] >> 4);
 	p->df = 1;

@@ -380,6 +380,8 @@ static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
 		return drop(XLB_EV_MALFORMED);
 	/* L2 header (and VLAN tag) in front again, with the outer ethertype */
 	__builtin_memcpy(data, l2, 18);
+	barrier_var(l2_len);	/* 14 or 18: a bound 6.1's verifier keeps */
+	l2_len &= 0x1f;
 	{
 		__be16 *proto = data + l2_len - 2;
 		__be16 outer = ch->be->family == XLB_FAMILY_INET ?
@@ -390,6 +392,7 @@ static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
 		*proto = outer;
 	}
 	c.pos = data + l2_len;
+	barrier_var(c.pos);	/* one base for all outer headers (6.1) */
 	c.end = end;
 	if (write_encap(&c, &a))
 		return drop(XLB_EV_MALFORMED);

@@ -182,6 +182,9 @@ static __always_inline int parse_outer_ipv4(struct cursor *c,
 	if (c->pos + hlen > c->end || !ipv4_csum_ok(ip, c->end))
 		return MALFORMED;
 	tot = bpf_ntohs(ip->tot_len);
+	/* kernels before 6.3 lose a value's bounds in a byte swap */
+	barrier_var(tot);
+	tot &= 0xffff;
 	if (tot < hlen || c->pos + tot > c->end)
 		return MALFORMED;
 	if (frag & (IP_MF | IP_OFFSET))
@@ -206,6 +209,8 @@ static __always_inline int parse_outer_ipv6(struct cursor *c,
 		return NOT_TUNNEL;
 	/* a tunnel packet from here on */
 	plen = bpf_ntohs(ip6->payload_len);
+	barrier_var(plen);	/* bounds lost in the byte swap, as above */
+	plen &= 0xffff;
 	if (!plen || (void *)(ip6 + 1) + plen > c->end)
 		return MALFORMED;
 	t->proto = ip6->nexthdr;

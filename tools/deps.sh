@@ -13,6 +13,7 @@ PACKAGES=(
 	linux-source-6.1 xz-utils
 	iproute2 ethtool
 	gnuplot-nox python3
+	qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
 )
 
 missing=()

@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The bpf tier on Debian 12's kernel 6.1: every build/tests/bpf program runs
+# in one qemu guest (tools/vm/run.sh -- tests/run.sh bpf; booting is the
+# expensive part), and each becomes one TAP line here.  A failing program's
+# relevant lines (failed cases, libbpf errors, the verifier's last words,
+# assertions) follow as diagnostics; the guest's whole output stays in
+# build/vm/bpf.log.  XLB_VM_TIMEOUT (seconds) bounds the guest's run.
+cd "$(dirname "$0")/../.." || exit 1
+O=${O:-build}
+TIMEOUT=${XLB_VM_TIMEOUT:-1200}
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
+
+mapfile -t progs < <(find "$O"/tests/bpf -maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
+echo "TAP version 13"
+echo "1..$((1 + ${#progs[@]}))"
+if [[ ${#progs[@]} -eq 0 ]]; then
+	not_ok "6.1: no bpf test programs in $O/tests/bpf (make test-vm builds them)"
+	exit 1
+fi
+
+mkdir -p "$O"/vm
+log="$O"/vm/bpf.log err="$O"/vm/bpf.err
+# Progress while the guest runs: which program it has started.
+# shellcheck disable=SC2016  # expanded in the guest
+tools/vm/run.sh --timeout "$TIMEOUT" -- \
+	bash -c 'echo "# guest kernel: $(uname -r)"; exec tests/run.sh bpf' \
+	2>"$err" | tee "$log" | sed -un 's|^# === .*/|# vm: running |p'
+vm_rc=${PIPESTATUS[0]}
+sed 's/^\([^#]\)/# \1/' "$err"
+
+# What went wrong with the guest itself, for programs it never finished.
+case $vm_rc in
+124) why="guest timed out after $TIMEOUT s" ;;
+*)   why="guest stopped (run.sh status $vm_rc)" ;;
+esac
+
+kver=$(sed -n 's/^# guest kernel: //p' "$log" | head -n 1)
+if [[ "$kver" == 6.1* ]]; then
+	ok "6.1: guest kernel is $kver"
+else
+	not_ok "6.1: guest kernel is 6.1 (got '${kver:-nothing}'; $why)"
+fi
+
+# One program's output, from its "# === PROG" header (tests/run.sh) to the
+# next header or the summary; a last line "@@complete" when it ended.
+section() {
+	awk -v h="# === $1" '
+		$0 == h { p = 1; next }
+		p && (/^# === / || /^[0-9]+ passed, [0-9]+ failed/) { print "@@complete"; exit }
+		p' "$log"
+}
+
+# The verifier's verdict with the instructions before it, libbpf's
+# complaint, the first assertions, the failed cases: each once, at most 40.
+diagnose() {
+	awk '
+		function keep(s) { if (!(s in seen) && kept < 40) { seen[s] = 1; kept++; print s } }
+		{ line[NR] = $0 }
+		/^processed [0-9]+ insns/ {
+			for (i = NR - 5; i < NR; i++)
+				if (i > 0 && line[i] !~ /^(verification time|stack depth)/)
+					keep(line[i])
+		}
+		/^libbpf: .*(fail|error|nvalid)/ { keep($0) }
+		/Expected|exited with status|reported no test/ && asserts++ < 3 { keep($0) }
+		/^not ok / && nok++ < 20 { keep($0) }
+	' | sed -e 's/^# *//' -e 's/^/#   /'
+}
+
+for prog in "${progs[@]}"; do
+	name=${prog##*/}
+	out=$(section "$prog")
+	if [[ -z "$out" ]]; then
+		not_ok "6.1: $name (did not run: $why)"
+		continue
+	fi
+	p=$(grep -cE '^ok [0-9]+' <<<"$out")
+	f=$(grep -cE '^not ok' <<<"$out")
+	if [[ "$out" != *@@complete ]]; then
+		not_ok "6.1: $name (did not finish: $why)"
+		echo "#   $p ok, $f not ok before the guest stopped"
+		diagnose <<<"$out"
+	elif [[ $f -eq 0 && $p -gt 0 ]]; then
+		ok "6.1: $name"
+	else
+		not_ok "6.1: $name"
+		echo "#   $p ok, $f not ok; whole output in $log"
+		diagnose <<<"$out"
+	fi
+done
+exit $failed

@@ -1,0 +1,258 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run one command on Debian 12's packaged kernel (6.1) under qemu:
+#   tools/vm/run.sh [--timeout SEC] -- COMMAND [ARGS...]
+#
+# The guest boots the newest /boot/vmlinuz-6.1.* with a tiny busybox
+# initramfs (cached in build/vm/), mounts the host's root read-only over
+# virtio-9p, chroots into it and runs COMMAND in this repository's directory
+# (same absolute path as here), with tmpfs on /tmp and /run, bpffs on
+# /sys/fs/bpf, and /lib/modules/<version> of the host root for modprobe.
+# Only what COMMAND prints comes back (stdout and stderr, merged, from the
+# serial console); the exit status is COMMAND's, 124 on timeout, or 1 when
+# the guest failed before COMMAND started (console log kept in build/vm/).
+# XLB_VM_APPEND adds kernel parameters.  TCG, not KVM: nested KVM does not
+# work on the machines xlb is tested on.
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 [--timeout SEC] -- COMMAND [ARGS...]" >&2
+	exit 2
+}
+
+timeout_s=300
+while [[ $# -gt 0 ]]; do
+	case "$1" in
+	--timeout) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ && "$2" -gt 0 ]] || usage
+		   timeout_s=$2; shift 2 ;;
+	--timeout=*) timeout_s=${1#--timeout=}
+		     [[ "$timeout_s" =~ ^[0-9]+$ && "$timeout_s" -gt 0 ]] || usage
+		     shift ;;
+	--) shift; break ;;
+	*) usage ;;
+	esac
+done
+[[ $# -gt 0 ]] || usage
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
+out=${O:-build}
+[[ "$out" == /* ]] || out="$ROOT/$out"
+VMDIR="$out/vm"
+
+die() { echo "vm: $*" >&2; exit 1; }
+
+for tool in qemu-system-x86_64 timeout cpio modprobe; do
+	command -v "$tool" >/dev/null || die "$tool not found; run 'make deps'"
+done
+BUSYBOX=/bin/busybox
+[[ -x $BUSYBOX && "$(ldd "$BUSYBOX" 2>&1 || true)" == *"not a dynamic"* ]] ||
+	die "$BUSYBOX is missing or not static; install busybox-static ('make deps')"
+
+# --- kernel ---------------------------------------------------------------
+shopt -s nullglob
+kernels=(/boot/vmlinuz-6.1.*)
+shopt -u nullglob
+KERNEL=
+[[ ${#kernels[@]} -eq 0 ]] || KERNEL=$(printf '%s\n' "${kernels[@]}" | sort -V | tail -n 1)
+[[ -n "$KERNEL" ]] || die "no /boot/vmlinuz-6.1.*; install linux-image-amd64 ('make deps')"
+KVER=${KERNEL#/boot/vmlinuz-}
+[[ -f /lib/modules/$KVER/modules.dep ]] ||
+	die "/lib/modules/$KVER/modules.dep missing (kernel $KVER half installed?)"
+[[ "$ROOT$VMDIR" != *[[:space:]]* ]] ||
+	die "paths with white space are not supported: $ROOT, $VMDIR"
+case "$VMDIR/" in
+/tmp/* | /run/* | /dev/* | /proc/* | /sys/*)
+	die "$VMDIR is hidden in the guest (a fresh mount there); choose another O" ;;
+esac
+
+mkdir -p "$VMDIR"
+
+# --- kernel image (cached) ------------------------------------------------
+# Booting the bzImage spends most of the boot decompressing it under TCG.
+# The uncompressed vmlinux inside boots directly (PVH entry) in a third of
+# the time; fall back to the bzImage if it cannot be extracted.
+boot_kernel=$KERNEL
+VMLINUX="$VMDIR/vmlinux-$KVER"
+kkey=$(stat -L -c '%n %s %Y' "$KERNEL")
+if [[ -f "$VMLINUX" && "$(cat "$VMLINUX.key" 2>/dev/null)" == "$kkey" ]]; then
+	boot_kernel=$VMLINUX
+elif off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$KERNEL" 2>/dev/null | head -n 1 | cut -d: -f1) &&
+     [[ -n "$off" ]]; then
+	rm -f "$VMLINUX" "$VMLINUX.key"
+	tail -c +$((off + 1)) "$KERNEL" | xz -dc --single-stream >"$VMLINUX.tmp.$$" 2>/dev/null || true
+	notes=$(readelf -n "$VMLINUX.tmp.$$" 2>/dev/null || true)
+	# XEN_ELFNOTE_PHYS32_ENTRY (18): the PVH entry point qemu boots
+	if [[ "$notes" =~ Xen[^$'\n']*\(0x00000012\)|PHYS32_ENTRY ]]; then
+		mv "$VMLINUX.tmp.$$" "$VMLINUX"
+		echo "$kkey" >"$VMLINUX.key"
+		boot_kernel=$VMLINUX
+	else
+		rm -f "$VMLINUX.tmp.$$"
+	fi
+fi
+
+# --- initramfs (cached; rebuilt when any input changes) -------------------
+# Module load order from modprobe, each module once, dependencies first.
+mapfile -t MODULES < <(modprobe -a -S "$KVER" --show-depends virtio_pci 9pnet_virtio 9p |
+		       awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
+[[ ${#MODULES[@]} -gt 0 ]] || die "modprobe found no virtio/9p modules for $KVER"
+
+# The guest's /init (busybox ash).  The command comes from the host at run
+# time (a script in build/vm/, read over 9p), so the image does not change
+# per command.
+read -r -d '' INIT <<'EOF' || true
+#!/bin/busybox sh
+/bin/busybox mount -t devtmpfs dev /dev
+exec </dev/console >/dev/console 2>&1
+/bin/busybox --install -s /bin
+export PATH=/bin
+fail() { echo "xlb-vm: $*"; poweroff -f; }
+mount -t proc proc /proc || fail "mounting proc"
+echo 1 >/proc/sys/kernel/printk
+for m in $(cat /modules.order); do
+	insmod "/modules/$m" || fail "insmod $m"
+done
+script= nonce=
+for w in $(cat /proc/cmdline); do
+	case "$w" in
+	xlb.script=*) script=${w#xlb.script=} ;;
+	xlb.nonce=*)  nonce=${w#xlb.nonce=} ;;
+	esac
+done
+[ -n "$script" ] && [ -n "$nonce" ] || fail "no xlb.script/xlb.nonce on the command line"
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose host /mnt ||
+	fail "mounting the host's root (9p)"
+mount -t proc proc /mnt/proc || fail "mounting /proc"
+mount -t sysfs sys /mnt/sys || fail "mounting /sys"
+mount -t devtmpfs dev /mnt/dev || fail "mounting /dev"
+mkdir -p /mnt/dev/pts /mnt/dev/shm
+mount -t devpts devpts /mnt/dev/pts || fail "mounting /dev/pts"
+mount -t tmpfs shm /mnt/dev/shm || fail "mounting /dev/shm"
+mount -t bpf bpf /mnt/sys/fs/bpf || fail "mounting bpffs"
+mount -t tracefs tracefs /mnt/sys/kernel/tracing 2>/dev/null
+mount -t tmpfs tmp /mnt/tmp || fail "mounting /tmp"
+mount -t tmpfs run /mnt/run || fail "mounting /run"
+# The kernel's module autoloading (ip link add ... type veth) runs its
+# helper in this root, not in the chroot: hand it to the host's modprobe.
+echo /bin/modprobe-chroot >/proc/sys/kernel/modprobe
+chroot /mnt /bin/bash "$script" </dev/null
+echo "@@xlb-vm end $nonce rc=$?@@"
+poweroff -f
+EOF
+
+INITRAMFS="$VMDIR/initramfs-$KVER.cpio.gz"
+key=$( {
+	printf '%s\n' "$INIT" "$KVER" modprobe-chroot-1
+	stat -L -c '%n %s %Y' "$BUSYBOX" "${MODULES[@]}"
+} | sha256sum | cut -d' ' -f1)
+if [[ ! -f "$INITRAMFS" || "$(cat "$INITRAMFS.key" 2>/dev/null)" != "$key" ]]; then
+	echo "# vm: building $INITRAMFS" >&2
+	stage=$(mktemp -d "$VMDIR/initramfs.XXXXXX")
+	mkdir -p "$stage"/{bin,dev,proc,sys,mnt,modules}
+	cp "$BUSYBOX" "$stage/bin/busybox"
+	printf '%s\n' "$INIT" >"$stage/init"
+	printf '#!/bin/busybox sh\nexec /bin/busybox chroot /mnt /sbin/modprobe "$@"\n' \
+		>"$stage/bin/modprobe-chroot"
+	chmod 755 "$stage/init" "$stage/bin/modprobe-chroot"
+	# busybox insmod wants plain .ko files
+	for m in "${MODULES[@]}"; do
+		ko=$(basename "$m"); ko=${ko%.xz}; ko=${ko%.zst}
+		case "$m" in
+		*.ko.xz)  xz -dc "$m" >"$stage/modules/$ko" ;;
+		*.ko.zst) zstd -qdc "$m" >"$stage/modules/$ko" ;;
+		*)        cp "$m" "$stage/modules/$ko" ;;
+		esac
+		echo "$ko" >>"$stage/modules.order"
+	done
+	(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio --quiet -o -H newc -R 0:0 | gzip -1) >"$INITRAMFS.tmp.$$"
+	rm -rf "$stage"
+	mv "$INITRAMFS.tmp.$$" "$INITRAMFS"
+	echo "$key" >"$INITRAMFS.key"
+fi
+
+# --- the command, as a script the guest reads over 9p ----------------------
+rundir=$(mktemp -d "$VMDIR/run.XXXXXX")
+keep_log=0
+# shellcheck disable=SC2317  # called by the trap
+cleanup() {
+	if [[ $keep_log -eq 1 ]]; then rm -f "$rundir/cmd"; else rm -rf "$rundir"; fi
+}
+trap cleanup EXIT
+nonce=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+start_marker="@@xlb-vm start $nonce@@"
+end_marker="@@xlb-vm end $nonce rc="
+{
+	echo '#!/bin/bash'
+	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+	echo 'export HOME=/tmp TMPDIR=/tmp LANG=C.UTF-8 TERM=dumb XLB_VM=1'
+	for v in CI O V; do
+		[[ -n "${!v+set}" ]] && printf 'export %s=%q\n' "$v" "${!v}"
+	done
+	echo 'ulimit -l unlimited'
+	printf 'cd %q || exit 1\n' "$ROOT"
+	printf 'echo %q\n' "$start_marker"
+	printf 'exec'; printf ' %q' "$@"; printf '\n'
+} >"$rundir/cmd"
+
+# --- boot -----------------------------------------------------------------
+clog="$rundir/console.log"
+qlog="$rundir/qemu.log"
+state=boot rc=1
+t0=$(date +%s.%N) t_start=
+shopt -s lastpipe
+set +e
+timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+	-accel tcg,thread=multi -smp 2 -cpu max -m 1G \
+	-nographic -no-reboot -nic none \
+	-kernel "$boot_kernel" -initrd "$INITRAMFS" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=1 ${XLB_VM_APPEND:-} xlb.script=$rundir/cmd xlb.nonce=$nonce" \
+	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
+	</dev/null 2>"$qlog" |
+while IFS= read -r line || [[ -n "$line" ]]; do
+	line=${line%$'\r'}
+	printf '%s\n' "$line" >>"$clog"
+	case $state in
+	boot)
+		if [[ "$line" == *"$start_marker"* ]]; then
+			state=run t_start=$(date +%s.%N)
+		fi ;;
+	run)
+		if [[ "$line" == *"$end_marker"* ]]; then
+			[[ -n "${line%%"$end_marker"*}" ]] && printf '%s\n' "${line%%"$end_marker"*}"
+			rc=${line##*"$end_marker"}
+			rc=${rc%%@@*}
+			state=ended
+		else
+			printf '%s\n' "$line"
+		fi ;;
+	esac
+done
+qrc=${PIPESTATUS[0]}
+set -e
+t1=$(date +%s.%N)
+
+case $state in
+ended)
+	awk -v k="$KVER" -v a="$t0" -v b="$t_start" -v c="$t1" 'BEGIN {
+		printf "# vm: %s: command started %.1f s after boot, ran %.1f s\n",
+		       k, b - a, c - b }' >&2
+	[[ "$rc" =~ ^[0-9]+$ ]] || rc=1
+	exit "$rc" ;;
+esac
+keep_log=1
+if [[ $qrc -eq 124 || $qrc -eq 137 ]]; then
+	[[ $state == boot ]] && what="still booting" || what="COMMAND still running"
+	echo "vm: timed out after $timeout_s s ($what); console log: $clog" >&2
+	exit 124
+fi
+if [[ $state == boot ]]; then
+	echo "vm: the guest never reached the start marker (qemu exit status $qrc); last console lines:" >&2
+else
+	echo "vm: the guest stopped before COMMAND finished (qemu exit status $qrc); last console lines:" >&2
+fi
+tail -n 20 "$clog" | sed 's/^/vm:   /' >&2
+[[ -s "$qlog" ]] && sed 's/^/vm: qemu: /' "$qlog" >&2
+echo "vm: console log: $clog" >&2
+exit 1
