@@ -404,16 +404,24 @@ static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
 	return action;
 }
 
-/* An ICMP error whose quote is a VIP flow: send it to that flow's backend. */
+/* Not an XDP action: the packet goes on to forward(). */
+#define XLB_FORWARD	(-1)
+
+/*
+ * An ICMP error whose quote is a VIP flow goes to that flow's backend:
+ * XLB_FORWARD with *vipp and *ch set, or the action to take.  (One call
+ * site of forward() for all packets keeps the verifier's work down.)
+ */
 static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 				      struct pkt *p,
-				      const struct xlb_config *cfg)
+				      const struct xlb_config *cfg,
+				      struct xlb_vip **vipp,
+				      struct choice *ch)
 {
 	void *data = (void *)(long)ctx->data;
 	struct icmphdr *ih = c->pos;
 	struct pkt q = {};
 	struct xlb_vip *vip;
-	struct choice ch = {};
 	int err;
 
 	/* only errors sent to a VIP address are ours to steer */
@@ -429,13 +437,14 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 	if (!vip)
 		return XDP_PASS;
 	if (vip->flags & XLB_VIP_F_STATELESS)
-		err = pick_from_table(cfg, vip, &q.flow, &ch);
+		err = pick_from_table(cfg, vip, &q.flow, ch);
 	else
-		err = pick_stateful(cfg, vip, &q.flow, NULL, 0, &ch);
+		err = pick_stateful(cfg, vip, &q.flow, NULL, 0, ch);
 	if (err)
 		return drop(-err);
 	count_event(XLB_EV_ICMP_STEERED);
-	return forward(ctx, p, cfg, vip, NULL, &ch);
+	*vipp = vip;
+	return XLB_FORWARD;
 }
 
 static __always_inline int is_icmp_proto(const struct pkt *p)
@@ -464,6 +473,45 @@ static __always_inline struct xlb_vip *fragment_vip(struct pkt *p)
 	k.proto = p->flow.proto;
 	k.family = p->flow.family | XLB_FAMILY_FRAG;
 	return bpf_map_lookup_elem(&xlb_vips, &k);
+}
+
+/* A TCP or UDP packet: its VIP and backend (XLB_FORWARD), or the action. */
+static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
+				   struct pkt *p, const struct xlb_config *cfg,
+				   struct xlb_vip **vipp,
+				   struct xlb_vip_stats **vsp,
+				   struct choice *ch)
+{
+	struct xlb_vip_stats *vs;
+	struct xlb_vip *vip;
+	int err;
+
+	if (p->flow.proto != IPPROTO_TCP && p->flow.proto != IPPROTO_UDP)
+		return XDP_PASS;
+	if (p->frag_later) {
+		vip = fragment_vip(p);
+		if (!vip)
+			return XDP_PASS;
+		if (vip->flags & XLB_VIP_F_ADDR_ONLY)
+			return drop(XLB_EV_FRAGMENT);
+	} else {
+		if (parse_ports(c, p))
+			return malformed(p, 1);
+		vip = find_vip(&p->flow);
+		if (!vip)
+			return XDP_PASS;
+	}
+	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
+	/* fragments go by the table alone: all of them see the same choice */
+	if (vip->flags & XLB_VIP_F_STATELESS || p->frag)
+		err = pick_from_table(cfg, vip, &p->flow, ch);
+	else
+		err = pick_stateful(cfg, vip, &p->flow, vs, 1, ch);
+	if (err)
+		return drop(-err);
+	*vipp = vip;
+	*vsp = vs;
+	return XLB_FORWARD;
 }
 
 static __always_inline int process(struct xdp_md *ctx)
@@ -508,31 +556,16 @@ static __always_inline int process(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&xlb_config, &key);
 	if (!cfg)
 		return XDP_PASS;
-	if (is_icmp_proto(&p))
-		return steer_icmp(ctx, &c, &p, cfg);
-	if (p.flow.proto != IPPROTO_TCP && p.flow.proto != IPPROTO_UDP)
-		return XDP_PASS;
-	if (p.frag_later) {
-		vip = fragment_vip(&p);
-		if (!vip)
-			return XDP_PASS;
-		if (vip->flags & XLB_VIP_F_ADDR_ONLY)
-			return drop(XLB_EV_FRAGMENT);
+	if (is_icmp_proto(&p)) {
+		err = steer_icmp(ctx, &c, &p, cfg, &vip, &ch);
+		if (err != XLB_FORWARD)
+			return err;
+		vs = NULL;
 	} else {
-		if (parse_ports(&c, &p))
-			return malformed(&p, 1);
-		vip = find_vip(&p.flow);
-		if (!vip)
-			return XDP_PASS;
+		err = pick_l4(ctx, &c, &p, cfg, &vip, &vs, &ch);
+		if (err != XLB_FORWARD)
+			return err;
 	}
-	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
-	/* fragments go by the table alone: all of them see the same choice */
-	if (vip->flags & XLB_VIP_F_STATELESS || p.frag)
-		err = pick_from_table(cfg, vip, &p.flow, &ch);
-	else
-		err = pick_stateful(cfg, vip, &p.flow, vs, 1, &ch);
-	if (err)
-		return drop(-err);
 	return forward(ctx, &p, cfg, vip, vs, &ch);
 }
 
