@@ -41,7 +41,7 @@ struct encap_args {
 	__u8 inner_family;
 	__u8 tos;
 	__u8 ttl;
-	__u64 inner_sum;	/* one's complement sum of the inner packet */
+	__u32 inner_sum;	/* one's complement sum of the inner packet */
 };
 
 static __always_inline __u8 inner_proto(__u8 inner_family)

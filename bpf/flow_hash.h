@@ -179,15 +179,36 @@ static __always_inline __u32 xlb_flow_hash(const struct xlb_hash_key *key,
 	return xlb_hash_fold(xlb_flow_hash64(key, f));
 }
 
-/* The flow hash after applying a VIP's hash mode to a copy of the flow. */
+/*
+ * The flow hash under a VIP's hash mode: the same value as masking a copy
+ * with xlb_flow_mask() and hashing it, computed without the copy (the
+ * data path's stack is small).
+ */
 static __always_inline __u32 xlb_flow_hash_mode(const struct xlb_hash_key *key,
 						const struct xlb_flow *f,
 						__u32 mode)
 {
-	struct xlb_flow m = *f;
+	__u64 dmask = mode == XLB_HASH_SRC ? 0 : ~(__u64)0;
+	__u64 pmask = mode == XLB_HASH_5TUPLE ? ~(__u64)0 : 0;
+	__u64 tail = ((__u64)f->sport | (__u64)f->dport << 16) & pmask;
+	struct xlb_sip s;
 
-	xlb_flow_mask(&m, mode);
-	return xlb_flow_hash(key, &m);
+	tail |= ((__u64)f->proto << 32 & dmask) | (__u64)f->family << 40;
+	xlb_sip_init(&s, key);
+	if (f->family == XLB_FAMILY_INET) {
+		xlb_sip13_word(&s, (__u64)f->src.v4 |
+				   ((__u64)f->dst.v4 << 32 & dmask));
+		xlb_sip13_word(&s, tail);
+		return xlb_hash_fold(xlb_sip13_final(&s, (__u64)16 << 56));
+	}
+	xlb_sip13_word(&s, (__u64)f->src.v6[0] | (__u64)f->src.v6[1] << 32);
+	xlb_sip13_word(&s, (__u64)f->src.v6[2] | (__u64)f->src.v6[3] << 32);
+	xlb_sip13_word(&s, ((__u64)f->dst.v6[0] | (__u64)f->dst.v6[1] << 32) &
+			   dmask);
+	xlb_sip13_word(&s, ((__u64)f->dst.v6[2] | (__u64)f->dst.v6[3] << 32) &
+			   dmask);
+	xlb_sip13_word(&s, tail);
+	return xlb_hash_fold(xlb_sip13_final(&s, (__u64)40 << 56));
 }
 
 #ifndef __bpf__

@@ -52,7 +52,7 @@ static __always_inline int icmp_steerable(const struct pkt *p, __u8 type,
  */
 static __always_inline int parse_icmp_quote(struct cursor *c, void *data,
 					    const struct pkt *outer,
-					    struct pkt *q)
+					    struct xlb_flow *q)
 {
 	struct icmphdr *ih = c->pos;
 	struct xlb_flow f;
@@ -73,67 +73,67 @@ static __always_inline int parse_icmp_quote(struct cursor *c, void *data,
 			return -1;
 		if (ip->frag_off & bpf_htons(XLB_IP_OFFSET))
 			return -1;	/* no ports in the quote */
-		q->flow.family = XLB_FAMILY_INET;
-		q->flow.proto = ip->protocol;
-		q->flow.src.v4 = ip->saddr;
-		q->flow.dst.v4 = ip->daddr;
+		q->family = XLB_FAMILY_INET;
+		q->proto = ip->protocol;
+		q->src.v4 = ip->saddr;
+		q->dst.v4 = ip->daddr;
 		c->pos += hlen;
 	} else {
 		struct ipv6hdr *ip6 = c->pos;
 
 		if ((void *)(ip6 + 1) > c->end)
 			return -1;
-		q->flow.family = XLB_FAMILY_INET6;
-		q->flow.proto = ip6->nexthdr;
-		__builtin_memcpy(q->flow.src.v6, &ip6->saddr, 16);
-		__builtin_memcpy(q->flow.dst.v6, &ip6->daddr, 16);
+		q->family = XLB_FAMILY_INET6;
+		q->proto = ip6->nexthdr;
+		__builtin_memcpy(q->src.v6, &ip6->saddr, 16);
+		__builtin_memcpy(q->dst.v6, &ip6->daddr, 16);
 		c->pos = ip6 + 1;
 	}
-	if (q->flow.proto != IPPROTO_TCP && q->flow.proto != IPPROTO_UDP)
+	if (q->proto != IPPROTO_TCP && q->proto != IPPROTO_UDP)
 		return -1;
 	{
 		__be16 *ports = c->pos;
 
 		if ((void *)(ports + 2) > c->end)
 			return -1;
-		q->flow.sport = ports[0];
-		q->flow.dport = ports[1];
+		q->sport = ports[0];
+		q->dport = ports[1];
 	}
 	/* turn around: client -> VIP */
-	f = q->flow;
-	q->flow.src = f.dst;
-	q->flow.dst = f.src;
-	q->flow.sport = f.dport;
-	q->flow.dport = f.sport;
+	f = *q;
+	q->src = f.dst;
+	q->dst = f.src;
+	q->sport = f.dport;
+	q->dport = f.sport;
 	return 0;
 }
-
-struct too_big_args {
-	__u32 l2_len;		/* 14 or 18 */
-	__u32 mtu;		/* what the client must use */
-	__u8 family;
-	__u8 ttl;
-};
 
 /*
  * Rewrite the frame in place into the ICMP answer: grow the front by the
  * new IP + ICMP headers (so the offending packet becomes the quote),
  * write Ethernet back to the sender, our IP header (from the VIP to the
  * client), the ICMP header, and cut the quote to XLB_ICMP_QUOTE bytes.
- * The caller has checked that the packet is longer than the quote.
+ * The caller has checked that the packet is longer than the quote.  A
+ * global function: checked once by the verifier, and its locals live in
+ * a stack frame of their own.
  */
-static __always_inline int answer_too_big(struct xdp_md *ctx,
-					  const struct pkt *p,
-					  const struct too_big_args *a)
+__noinline int answer_too_big(struct xdp_md *ctx, const struct pkt *p,
+			      __u32 l2_len_in, __u32 mtu, __u32 ttl)
 {
-	__u32 ip_len = a->family == XLB_FAMILY_INET ? sizeof(struct iphdr) :
-						      sizeof(struct ipv6hdr);
-	__u32 hdrs = ip_len + sizeof(struct icmphdr);
+	__u32 ip_len, hdrs, total, l2_len;
 	unsigned char l2[18], mac[6];
 	void *data, *end;
 	struct cursor c;
 	__u64 sum;
-	__u32 total = a->l2_len + hdrs + XLB_ICMP_QUOTE, l2_len;
+
+	if (!p)
+		return -1;
+	barrier_var(l2_len_in);
+	l2_len_in &= 0x1f;	/* 14 or 18 */
+	ip_len = p->flow.family == XLB_FAMILY_INET ? sizeof(struct iphdr) :
+						     sizeof(struct ipv6hdr);
+	hdrs = ip_len + sizeof(struct icmphdr);
+	total = l2_len_in + hdrs + XLB_ICMP_QUOTE;
 
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
@@ -156,7 +156,7 @@ static __always_inline int answer_too_big(struct xdp_md *ctx,
 	__builtin_memcpy(l2 + 6, mac, 6);
 	__builtin_memcpy(data, l2, 18);
 	/* a bound the verifier keeps through stack spills (6.1 needs it) */
-	l2_len = a->l2_len;
+	l2_len = l2_len_in;
 	barrier_var(l2_len);
 	l2_len &= 0x1f;
 	c.pos = data + l2_len;
@@ -164,7 +164,7 @@ static __always_inline int answer_too_big(struct xdp_md *ctx,
 	 * constant, so the verifier's bounds check covers them all */
 	barrier_var(c.pos);
 	c.end = end;
-	if (a->family == XLB_FAMILY_INET) {
+	if (p->flow.family == XLB_FAMILY_INET) {
 		struct iphdr *ip = c.pos;
 		struct icmphdr *ic = (void *)(ip + 1);
 		void *quote = ic + 1;
@@ -177,7 +177,7 @@ static __always_inline int answer_too_big(struct xdp_md *ctx,
 		ip->tot_len = bpf_htons(hdrs + XLB_ICMP_QUOTE);
 		ip->id = 0;
 		ip->frag_off = 0;
-		ip->ttl = a->ttl;
+		ip->ttl = ttl;
 		ip->protocol = IPPROTO_ICMP;
 		ip->check = 0;
 		ip->saddr = p->flow.dst.v4;
@@ -187,7 +187,7 @@ static __always_inline int answer_too_big(struct xdp_md *ctx,
 		ic->code = ICMP_FRAG_NEEDED;
 		ic->checksum = 0;
 		ic->un.frag.__unused = 0;
-		ic->un.frag.mtu = bpf_htons(a->mtu);
+		ic->un.frag.mtu = bpf_htons(mtu);
 		sum = csum_words(ic, (sizeof(*ic) + XLB_ICMP_QUOTE) / 2);
 		ic->checksum = ~csum_fold64(sum);
 	} else {
@@ -202,13 +202,13 @@ static __always_inline int answer_too_big(struct xdp_md *ctx,
 		ip6->version = 6;
 		ip6->payload_len = bpf_htons(plen);
 		ip6->nexthdr = IPPROTO_ICMPV6;
-		ip6->hop_limit = a->ttl;
+		ip6->hop_limit = ttl;
 		__builtin_memcpy(&ip6->saddr, p->flow.dst.v6, 16);
 		__builtin_memcpy(&ip6->daddr, p->flow.src.v6, 16);
 		ic->icmp6_type = ICMPV6_PKT_TOOBIG;
 		ic->icmp6_code = 0;
 		ic->icmp6_cksum = 0;
-		ic->icmp6_mtu = bpf_htonl(a->mtu);
+		ic->icmp6_mtu = bpf_htonl(mtu);
 		sum = csum_words(ic, plen / 2) +
 		      csum_pseudo(p->flow.dst.v6, p->flow.src.v6, 6, plen,
 				  IPPROTO_ICMPV6);

@@ -289,14 +289,29 @@ static __always_inline int next_hop(struct xdp_md *ctx, struct ethhdr *eth,
 	return bpf_redirect_map(&xlb_tx_ports, fib.ifindex, XDP_DROP);
 }
 
+/*
+ * What forward() needs to know about a packet whose backend is chosen.
+ * Passed by pointer to a global function: the verifier checks forward()
+ * once for every way of getting there, not once per path (which kept
+ * the whole program above kernel 6.1's limit of processed instructions).
+ */
+struct fwd_args {
+	struct pkt p;
+	struct choice ch;	/* ch.be is not used: looked up again by id */
+	__u32 vip_id;
+	__u32 count_vip;	/* per-VIP counters (not for ICMP errors) */
+	__be32 src4;		/* the VIP's outer source overrides */
+	__be32 src6[4];
+};
+
 static __always_inline const __be32 *outer_src(const struct xlb_config *cfg,
-					       const struct xlb_vip *vip,
+					       const struct fwd_args *f,
 					       const struct xlb_backend *be)
 {
 	if (be->family == XLB_FAMILY_INET)
-		return vip->src4 ? &vip->src4 : &cfg->src4;
-	if (vip->src6[0] | vip->src6[1] | vip->src6[2] | vip->src6[3])
-		return vip->src6;
+		return f->src4 ? &f->src4 : &cfg->src4;
+	if (f->src6[0] | f->src6[1] | f->src6[2] | f->src6[3])
+		return f->src6;
 	return cfg->src6;
 }
 
@@ -320,71 +335,83 @@ static __always_inline void count_forward(struct xlb_vip_stats *vs, __u32 id,
  * to its IP length (Ethernet padding must not end up inside the tunnel),
  * checked against the size limit, then grown at the front.
  */
-static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
-				   const struct xlb_config *cfg,
-				   const struct xlb_vip *vip,
-				   struct xlb_vip_stats *vs,
-				   const struct choice *ch)
+__noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	__u32 l2_len = p->l3_off, over = encap_overhead(ch->be);
+	struct xlb_backend *be, *sec = NULL;
 	struct encap_args a = {};
-	struct xlb_backend *sec = NULL;
-	unsigned char l2[18];
+	struct xlb_vip_stats *vs = NULL;
+	struct xlb_config *cfg;
 	struct cursor c;
+	const struct pkt *p;
+	__u32 l2_len, over, key = 0;
 	int excess, action;
 
+	if (!f)
+		return XDP_ABORTED;
+	p = &f->p;
+	cfg = bpf_map_lookup_elem(&xlb_config, &key);
+	be = backend_get(f->ch.id);
+	if (!cfg || !be)
+		return drop(XLB_EV_NO_BACKEND);
+	if (f->count_vip) {
+		__u32 vid = f->vip_id;	/* 6.1: map keys on the stack only */
+
+		vs = bpf_map_lookup_elem(&xlb_vip_stats, &vid);
+	}
+	l2_len = p->l3_off;
+	over = encap_overhead(be);
 	if (l2_len != 14 && l2_len != 18)
 		return drop(XLB_EV_MALFORMED);
 	excess = (int)(end - data) - (int)(l2_len + p->l3_len);
 	if (excess > 0 && bpf_xdp_adjust_tail(ctx, -excess))
 		return drop(XLB_EV_MALFORMED);
 	if (p->l3_len + over > cfg->mtu) {
-		struct too_big_args tb = {
-			.l2_len = l2_len, .mtu = cfg->mtu - over,
-			.family = p->flow.family, .ttl = cfg->ttl,
-		};
-
 		count_event(XLB_EV_TOO_BIG);
-		if (p->l3_len <= XLB_ICMP_QUOTE || answer_too_big(ctx, p, &tb))
+		if (p->l3_len <= XLB_ICMP_QUOTE ||
+		    answer_too_big(ctx, p, l2_len, cfg->mtu - over, cfg->ttl))
 			return XDP_DROP;
 		return XDP_TX;
 	}
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
-	a.be = ch->be;
-	a.src = outer_src(cfg, vip, ch->be);
+	a.be = be;
+	a.src = outer_src(cfg, f, be);
 	a.inner_len = p->l3_len;
-	a.hash = ch->hash;
+	a.hash = f->ch.hash;
 	a.gue_port = cfg->gue_port;
 	a.inner_family = p->flow.family;
 	a.tos = p->tos;
 	a.ttl = cfg->ttl;
-	if (ch->be->encap == XLB_ENCAP_GUE) {
-		if (ch->slot.secondary != XLB_BACKEND_NONE)
-			sec = backend_get(ch->slot.secondary);
-		if (sec && sec->family == ch->be->family)
+	if (be->encap == XLB_ENCAP_GUE) {
+		if (f->ch.slot.secondary != XLB_BACKEND_NONE)
+			sec = backend_get(f->ch.slot.secondary);
+		if (sec && sec->family == be->family)
 			a.secondary = sec->addr;
-		if (ch->be->family == XLB_FAMILY_INET6)
+		if (be->family == XLB_FAMILY_INET6)
 			a.inner_sum = sum_packet(ctx, l2_len, p->l3_len);
 	}
-	if (data + 18 > end)
-		return drop(XLB_EV_MALFORMED);
-	__builtin_memcpy(l2, data, 18);
 	if (bpf_xdp_adjust_head(ctx, -(int)over))
 		return drop(XLB_EV_MALFORMED);
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
-	if (data + 18 > end)
-		return drop(XLB_EV_MALFORMED);
 	/* L2 header (and VLAN tag) in front again, with the outer ethertype */
-	__builtin_memcpy(data, l2, 18);
+	barrier_var(over);
+	over &= 0x7f;		/* at most 68: a bound for the verifier */
+	{
+		void *old = data + over;
+
+		if (old + 18 > end || data + 18 > end)
+			return drop(XLB_EV_MALFORMED);
+		/* over >= 20 > 18: the two ranges do not overlap */
+		__builtin_memcpy(data, old, 18);
+	}
 	barrier_var(l2_len);	/* 14 or 18: a bound 6.1's verifier keeps */
 	l2_len &= 0x1f;
 	{
 		__be16 *proto = data + l2_len - 2;
-		__be16 outer = ch->be->family == XLB_FAMILY_INET ?
+		__be16 outer = be->family == XLB_FAMILY_INET ?
 				       bpf_htons(ETH_P_IP) : bpf_htons(ETH_P_IPV6);
 
 		if ((void *)(proto + 1) > end)
@@ -398,9 +425,9 @@ static __always_inline int forward(struct xdp_md *ctx, const struct pkt *p,
 		return drop(XLB_EV_MALFORMED);
 	if (data + sizeof(struct ethhdr) > end)
 		return drop(XLB_EV_MALFORMED);
-	action = next_hop(ctx, data, ch->be, a.src);
+	action = next_hop(ctx, data, be, a.src);
 	if (action == XDP_TX || action == XDP_REDIRECT)
-		count_forward(vs, ch->id, p->l3_len);
+		count_forward(vs, f->ch.id, p->l3_len);
 	return action;
 }
 
@@ -420,7 +447,7 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 {
 	void *data = (void *)(long)ctx->data;
 	struct icmphdr *ih = c->pos;
-	struct pkt q = {};
+	struct xlb_flow q = {};
 	struct xlb_vip *vip;
 	int err;
 
@@ -433,13 +460,13 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 		return XDP_PASS;
 	if (parse_icmp_quote(c, data, p, &q))
 		return XDP_PASS;
-	vip = find_vip(&q.flow);
+	vip = find_vip(&q);
 	if (!vip)
 		return XDP_PASS;
 	if (vip->flags & XLB_VIP_F_STATELESS)
-		err = pick_from_table(cfg, vip, &q.flow, ch);
+		err = pick_from_table(cfg, vip, &q, ch);
 	else
-		err = pick_stateful(cfg, vip, &q.flow, NULL, 0, ch);
+		err = pick_stateful(cfg, vip, &q, NULL, 0, ch);
 	if (err)
 		return drop(-err);
 	count_event(XLB_EV_ICMP_STEERED);
@@ -520,10 +547,9 @@ static __always_inline int process(struct xdp_md *ctx)
 	struct cursor c = { data, (void *)(long)ctx->data_end };
 	struct xlb_vip_stats *vs;
 	struct xlb_config *cfg;
-	struct choice ch = {};
+	struct fwd_args fa = {};
 	struct xlb_vip *vip;
 	struct ethhdr *eth;
-	struct pkt p = {};
 	__u32 key = 0;
 	__be16 proto;
 	int err;
@@ -533,22 +559,22 @@ static __always_inline int process(struct xdp_md *ctx)
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = c.pos;
 
-		if (parse_ipv4(&c, data, &p)) {
+		if (parse_ipv4(&c, data, &fa.p)) {
 			if ((void *)(ip + 1) > c.end)
 				return XDP_PASS;
-			p.flow.family = XLB_FAMILY_INET;
-			p.flow.dst.v4 = ip->daddr;
-			return malformed(&p, 1);
+			fa.p.flow.family = XLB_FAMILY_INET;
+			fa.p.flow.dst.v4 = ip->daddr;
+			return malformed(&fa.p, 1);
 		}
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = c.pos;
 
-		if (parse_ipv6(&c, data, &p)) {
+		if (parse_ipv6(&c, data, &fa.p)) {
 			if ((void *)(ip6 + 1) > c.end)
 				return XDP_PASS;
-			p.flow.family = XLB_FAMILY_INET6;
-			__builtin_memcpy(p.flow.dst.v6, &ip6->daddr, 16);
-			return malformed(&p, 1);
+			fa.p.flow.family = XLB_FAMILY_INET6;
+			__builtin_memcpy(fa.p.flow.dst.v6, &ip6->daddr, 16);
+			return malformed(&fa.p, 1);
 		}
 	} else {
 		return XDP_PASS;
@@ -556,17 +582,21 @@ static __always_inline int process(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&xlb_config, &key);
 	if (!cfg)
 		return XDP_PASS;
-	if (is_icmp_proto(&p)) {
-		err = steer_icmp(ctx, &c, &p, cfg, &vip, &ch);
+	if (is_icmp_proto(&fa.p)) {
+		err = steer_icmp(ctx, &c, &fa.p, cfg, &vip, &fa.ch);
 		if (err != XLB_FORWARD)
 			return err;
 		vs = NULL;
 	} else {
-		err = pick_l4(ctx, &c, &p, cfg, &vip, &vs, &ch);
+		err = pick_l4(ctx, &c, &fa.p, cfg, &vip, &vs, &fa.ch);
 		if (err != XLB_FORWARD)
 			return err;
 	}
-	return forward(ctx, &p, cfg, vip, vs, &ch);
+	fa.vip_id = vip->id;
+	fa.count_vip = !!vs;
+	fa.src4 = vip->src4;
+	__builtin_memcpy(fa.src6, vip->src6, 16);
+	return forward(ctx, &fa);
 }
 
 SEC("xdp")
