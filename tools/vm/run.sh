@@ -62,7 +62,7 @@ KVER=${KERNEL#/boot/vmlinuz-}
 [[ "$ROOT$VMDIR" != *[[:space:]]* ]] ||
 	die "paths with white space are not supported: $ROOT, $VMDIR"
 case "$VMDIR/" in
-/tmp/* | /run/* | /dev/* | /proc/* | /sys/*)
+/dev/* | /proc/* | /sys/*)
 	die "$VMDIR is hidden in the guest (a fresh mount there); choose another O" ;;
 esac
 
@@ -113,11 +113,12 @@ echo 1 >/proc/sys/kernel/printk
 for m in $(cat /modules.order); do
 	insmod "/modules/$m" || fail "insmod $m"
 done
-script= nonce=
+script= nonce= root=
 for w in $(cat /proc/cmdline); do
 	case "$w" in
 	xlb.script=*) script=${w#xlb.script=} ;;
 	xlb.nonce=*)  nonce=${w#xlb.nonce=} ;;
+	xlb.root=*)   root=${w#xlb.root=} ;;
 	esac
 done
 [ -n "$script" ] && [ -n "$nonce" ] || fail "no xlb.script/xlb.nonce on the command line"
@@ -131,8 +132,17 @@ mount -t devpts devpts /mnt/dev/pts || fail "mounting /dev/pts"
 mount -t tmpfs shm /mnt/dev/shm || fail "mounting /dev/shm"
 mount -t bpf bpf /mnt/sys/fs/bpf || fail "mounting bpffs"
 mount -t tracefs tracefs /mnt/sys/kernel/tracing 2>/dev/null
+# The repository may live under /tmp or /run (a CI clone): keep it in view
+# across the fresh tmpfs mounts there.
+[ -n "$root" ] || fail "no xlb.root on the command line"
+mkdir -p /repo
+mount --bind "/mnt$root" /repo || fail "binding the repository"
 mount -t tmpfs tmp /mnt/tmp || fail "mounting /tmp"
 mount -t tmpfs run /mnt/run || fail "mounting /run"
+if [ ! -d "/mnt$root" ]; then
+	mkdir -p "/mnt$root" || fail "making $root"
+	mount --bind /repo "/mnt$root" || fail "binding the repository back"
+fi
 # The kernel's module autoloading (ip link add ... type veth) runs its
 # helper in this root, not in the chroot: hand it to the host's modprobe.
 echo /bin/modprobe-chroot >/proc/sys/kernel/modprobe
@@ -207,7 +217,7 @@ timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=multi -smp 2 -cpu max -m 1G \
 	-nographic -no-reboot -nic none \
 	-kernel "$boot_kernel" -initrd "$INITRAMFS" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=1 ${XLB_VM_APPEND:-} xlb.script=$rundir/cmd xlb.nonce=$nonce" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=1 ${XLB_VM_APPEND:-} xlb.script=$rundir/cmd xlb.nonce=$nonce xlb.root=$ROOT" \
 	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
 	</dev/null 2>"$qlog" |
 while IFS= read -r line || [[ -n "$line" ]]; do
