@@ -994,4 +994,25 @@ FIXTURE_TEARDOWN(lb)
 	lb_fini(&self->lb);
 }
 
+/* Build s, run it, and check it is forwarded as want says (lb_expect_fwd). */
+static inline bool lb_run_fwd(struct lb *lb, int v, const struct pkt_spec *s,
+			      const struct xlb_flow *f, __u32 want,
+			      const char *what, struct pkt_outer *o)
+{
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	size_t len = lb_build(s, in);
+	char label[160];
+
+	snprintf(label, sizeof(label), "%s [VIP %s, %s client]", what,
+		 lb_kind(v)->name, lb_fam_name(lb_vip_family(v)));
+	if (!len) {
+		fprintf(stderr, "# %s: test bug: pkt_build refused it\n",
+			label);
+		return false;
+	}
+	lb_run(lb, in, len, &r);
+	return lb_expect_fwd(lb, v, f, in, len, &r, want, label, o);
+}
+
 #endif /* XLB_TESTS_LB_FIXTURE_H */

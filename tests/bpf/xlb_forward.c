@@ -25,21 +25,9 @@ static const int encap_kinds[] = {
 static bool fwd_case(struct lb *lb, int v, const struct pkt_spec *s,
 		     const char *what, struct pkt_outer *o)
 {
-	static __u8 in[LB_BUF];
-	static struct lb_res r;
 	struct xlb_flow f = lb_flow(s);
-	size_t len = lb_build(s, in);
-	char label[192];
 
-	snprintf(label, sizeof(label), "%s [VIP %s, %s client]", what,
-		 lb_kind(v)->name, lb_fam_name(lb_vip_family(v)));
-	if (!len) {
-		fprintf(stderr, "# %s: test bug: pkt_build refused the spec\n",
-			label);
-		return false;
-	}
-	lb_run(lb, in, len, &r);
-	return lb_expect_fwd(lb, v, &f, in, len, &r, LB_EXPLAIN, label, o);
+	return lb_run_fwd(lb, v, s, &f, LB_EXPLAIN, what, o);
 }
 
 TEST_F(lb, forward_every_encap_to_explained_backend)

@@ -34,25 +34,6 @@ static void fragment(struct pkt_spec *s, bool later)
 	s->payload_len = later ? 40 : 64;
 }
 
-static bool run_fwd(struct lb *lb, int v, const struct pkt_spec *s,
-		    const struct xlb_flow *f, __u32 want, const char *what,
-		    struct pkt_outer *o)
-{
-	static __u8 in[LB_BUF];
-	static struct lb_res r;
-	size_t len = lb_build(s, in);
-	char label[160];
-
-	snprintf(label, sizeof(label), "%s [VIP %s, %s client]", what,
-		 lb_kind(v)->name, lb_fam_name(lb_vip_family(v)));
-	if (!len) {
-		fprintf(stderr, "# %s: test bug: pkt_build refused it\n",
-			label);
-		return false;
-	}
-	lb_run(lb, in, len, &r);
-	return lb_expect_fwd(lb, v, f, in, len, &r, want, label, o);
-}
 
 TEST_F(lb, address_markers_written_by_libxlb)
 {
@@ -121,12 +102,12 @@ TEST_F(lb, fragments_of_3tuple_and_src_vips_reach_one_backend)
 			fragment(&s, false);
 			snprintf(what, sizeof(what), "client %u first fragment",
 				 n);
-			EXPECT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+			EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
 					    what, &o1));
 			fragment(&s, true);
 			snprintf(what, sizeof(what), "client %u later fragment",
 				 n);
-			EXPECT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+			EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
 					    what, &o2));
 			EXPECT_EQ(0, memcmp(o1.dst, o2.dst, 16));
 		}
@@ -176,7 +157,7 @@ TEST_F(lb, fragments_of_5tuple_vip_first_forwarded_rest_dropped)
 		lb_spec(&self->lb, v, &s);
 		f = lb_flow(&s);
 		fragment(&s, false);
-		EXPECT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
 				    "first fragment", NULL));
 		fragment(&s, true);
 		len = lb_build(&s, in);
@@ -212,7 +193,7 @@ TEST_F(lb, later_udp_fragment_of_5tuple_vip_beside_3tuple_tcp_vip_dropped)
 		lb_spec(&self->lb, v, &s);
 		f = lb_flow(&s);
 		fragment(&s, false);
-		EXPECT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
 				    "first UDP fragment", NULL));
 		fragment(&s, true);
 		len = lb_build(&s, in);
@@ -319,7 +300,7 @@ TEST_F(lb, ct_first_packet_inserts_entry)
 		f = lb_flow(&s);
 		p = lb_pick(&self->lb, v, &f);
 		ASSERT_EQ(-ENOENT, xlb_dp_ct_lookup(&self->lb.dp, &f, &ct));
-		ASSERT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+		ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
 				    "first packet", NULL));
 		EXPECT_TRUE(ct_is(_metadata, &self->lb, &f, p.primary, v,
 				  lb_kind(v)->name));
@@ -351,14 +332,14 @@ static void ct_keep_case(struct __test_metadata *_metadata, struct lb *lb,
 	ASSERT_TRUE(moving_flow(lb, v, &lb->tbl[v], &t1, &s));
 	f = lb_flow(&s);
 	p0 = lb_pick(lb, v, &f).primary;
-	ASSERT_TRUE(run_fwd(lb, v, &s, &f, LB_EXPLAIN, "first packet", NULL));
+	ASSERT_TRUE(lb_run_fwd(lb, v, &s, &f, LB_EXPLAIN, "first packet", NULL));
 	ASSERT_TRUE(ct_is(_metadata, lb, &f, p0, v, "after the first packet"));
 
 	ASSERT_EQ(0, lb_install(lb, v, &t1, why, sizeof(why)))
 		TH_LOG("%s", why);
 	ASSERT_NE(p0, lb_pick(lb, v, &f).primary);
 	s.tcp_flags = PKT_TCP_ACK;
-	EXPECT_TRUE(run_fwd(lb, v, &s, &f, p0, "after a table change", NULL));
+	EXPECT_TRUE(lb_run_fwd(lb, v, &s, &f, p0, "after a table change", NULL));
 	EXPECT_TRUE(ct_is(_metadata, lb, &f, p0, v, "after a table change"));
 
 	/* p0 goes: cleared, and out of the table */
@@ -371,7 +352,7 @@ static void ct_keep_case(struct __test_metadata *_metadata, struct lb *lb,
 		TH_LOG("%s", why);
 	ASSERT_EQ(0, lb_install(lb, v, &t2, why, sizeof(why)))
 		TH_LOG("%s", why);
-	EXPECT_TRUE(run_fwd(lb, v, &s, &f, LB_EXPLAIN,
+	EXPECT_TRUE(lb_run_fwd(lb, v, &s, &f, LB_EXPLAIN,
 			    "after its backend went", NULL));
 	EXPECT_TRUE(ct_is(_metadata, lb, &f, lb_pick(lb, v, &f).primary, v,
 			  "after its backend went"));
@@ -405,7 +386,7 @@ TEST_F(lb, ct_stateless_vip_makes_no_entries)
 	/* one stateful flow, so the count is not trivially 0 */
 	lb_spec(&self->lb, sv, &s);
 	f = lb_flow(&s);
-	ASSERT_TRUE(run_fwd(&self->lb, sv, &s, &f, LB_EXPLAIN, "stateful",
+	ASSERT_TRUE(lb_run_fwd(&self->lb, sv, &s, &f, LB_EXPLAIN, "stateful",
 			    NULL));
 	ASSERT_EQ(0, xlb_dp_ct_count(&self->lb.dp, &before));
 	ASSERT_EQ(1, before);
@@ -414,7 +395,7 @@ TEST_F(lb, ct_stateless_vip_makes_no_entries)
 			lb_spec(&self->lb, v, &s);
 			s.sport = (__u16)(50000 + n);
 			f = lb_flow(&s);
-			ASSERT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+			ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
 					    "stateless", NULL));
 			EXPECT_EQ(-ENOENT,
 				  xlb_dp_ct_lookup(&self->lb.dp, &f, &ct));
@@ -453,21 +434,21 @@ static void ct_idle_case(struct __test_metadata *_metadata, struct lb *lb,
 	ASSERT_TRUE(moving_flow(lb, v, &lb->tbl[v], &t1, &s));
 	f = lb_flow(&s);
 	p0 = lb_pick(lb, v, &f).primary;
-	ASSERT_TRUE(run_fwd(lb, v, &s, &f, LB_EXPLAIN, "first packet", NULL));
+	ASSERT_TRUE(lb_run_fwd(lb, v, &s, &f, LB_EXPLAIN, "first packet", NULL));
 	ASSERT_EQ(0, lb_install(lb, v, &t1, why, sizeof(why)))
 		TH_LOG("%s", why);
 	p1 = lb_pick(lb, v, &f).primary;
 	ASSERT_NE(p0, p1);
 	/* within the idle time: stays */
-	EXPECT_TRUE(run_fwd(lb, v, &s, &f, p0, "fresh entry", NULL));
+	EXPECT_TRUE(lb_run_fwd(lb, v, &s, &f, p0, "fresh entry", NULL));
 	ASSERT_EQ(0, ct_age(lb, &f));
 	if (udp) {
-		EXPECT_TRUE(run_fwd(lb, v, &s, &f, LB_EXPLAIN,
+		EXPECT_TRUE(lb_run_fwd(lb, v, &s, &f, LB_EXPLAIN,
 				    "idle UDP entry", NULL));
 		EXPECT_TRUE(ct_is(_metadata, lb, &f, p1, v,
 				  "idle UDP entry replaced"));
 	} else {
-		EXPECT_TRUE(run_fwd(lb, v, &s, &f, p0, "idle TCP entry", NULL));
+		EXPECT_TRUE(lb_run_fwd(lb, v, &s, &f, p0, "idle TCP entry", NULL));
 		EXPECT_TRUE(ct_is(_metadata, lb, &f, p0, v,
 				  "idle TCP entry kept"));
 	}
@@ -528,7 +509,7 @@ TEST_F(lb, counters_follow_packets_and_verdicts)
 		s.payload_len = 10 + 50 * (size_t)i;
 		f = lb_flow(&s);
 		id = lb_pick(&self->lb, v, &f).primary;
-		ASSERT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN, "counted",
+		ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN, "counted",
 				    NULL));
 		len = lb_build(&s, in);
 		bytes += len - PKT_ETH_LEN;
@@ -542,7 +523,7 @@ TEST_F(lb, counters_follow_packets_and_verdicts)
 		lb_spec(&self->lb, sv, &s);
 		s.payload_len = 100;
 		f = lb_flow(&s);
-		ASSERT_TRUE(run_fwd(&self->lb, sv, &s, &f, LB_EXPLAIN,
+		ASSERT_TRUE(lb_run_fwd(&self->lb, sv, &s, &f, LB_EXPLAIN,
 				    "stateless counted", NULL));
 		sbytes += lb_build(&s, in) - PKT_ETH_LEN;
 	}
@@ -612,7 +593,7 @@ TEST_F(lb, counters_too_big_answer_not_counted_for_backend)
 		lb_spec(&self->lb, v, &s);
 		f = lb_flow(&s);
 		id = lb_pick(&self->lb, v, &f).primary;
-		ASSERT_TRUE(run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN, "SYN",
+		ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN, "SYN",
 				    NULL));
 		ASSERT_EQ(0, xlb_dp_backend_stats(&self->lb.dp, id, &b0));
 		s.tcp_flags = PKT_TCP_ACK;
