@@ -163,6 +163,14 @@ static int dp_finish(struct xlb_dp *dp, struct xlb_err *err)
 	return 0;
 }
 
+/* Take fd as dp's descriptor of map s, after checking its layout. */
+static int dp_adopt(struct xlb_dp *dp, const struct map_spec *s, int fd,
+		    struct xlb_err *err)
+{
+	*dp_fd(dp, s) = fd;
+	return map_check(fd, s, err);
+}
+
 int xlb_dp_from_obj(struct xlb_dp *dp, struct bpf_object *obj,
 		    struct xlb_err *err)
 {
@@ -194,8 +202,7 @@ int xlb_dp_from_obj(struct xlb_dp *dp, struct bpf_object *obj,
 				       s->name, strerror(errno));
 			goto fail;
 		}
-		*dp_fd(dp, s) = fd;
-		ret = map_check(fd, s, err);
+		ret = dp_adopt(dp, s, fd, err);
 		if (ret)
 			goto fail;
 	}
@@ -233,8 +240,7 @@ int xlb_dp_from_pins(struct xlb_dp *dp, const char *dir, struct xlb_err *err)
 				       "");
 			goto fail;
 		}
-		*dp_fd(dp, s) = fd;
-		ret = map_check(fd, s, err);
+		ret = dp_adopt(dp, s, fd, err);
 		if (ret)
 			goto fail;
 	}
