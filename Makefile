@@ -21,11 +21,16 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Ibpf -I$(O)
 # directory that clang -target bpf does not search on its own.
 BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 
-LIBXLB_SRCS := $(addprefix user/,attach.c config.c datapath.c error.c explain.c lookup_table.c maglev.c ring.c state.c)
+LIBXLB_SRCS := $(addprefix user/,attach.c client.c config.c datapath.c error.c \
+	       explain.c health.c lookup_table.c maglev.c neigh.c ring.c state.c)
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/%.c=$(O)/obj/%.o)
 LIBXLB      := $(O)/libxlb.a
 
-TOOLS       := $(O)/xlb-analyze $(O)/xlb-bench
+TOOLS       := $(O)/xlb-analyze $(O)/xlb-bench $(O)/xlb-traffic
+# the daemon and the CLI, each from its own folder under user/
+XLBD_SRCS   := $(wildcard user/xlbd/*.c)
+XLBCTL_SRCS := $(wildcard user/xlbctl/*.c)
+PROGRAMS    := $(O)/xlbd $(O)/xlbctl
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(wildcard tests/unit/*.c))
 ASAN_TESTS  := $(patsubst tests/unit/%.c,$(O)/asan/tests/unit/%,$(wildcard tests/unit/*.c))
 BPF_PROGS   := $(patsubst bpf/%.bpf.c,$(O)/%.bpf.o,$(wildcard bpf/*.bpf.c))
@@ -38,6 +43,9 @@ KSFT_TAR    := /usr/src/linux-source-6.1.tar.xz
 KSFT_HDR    := $(O)/kselftest/kselftest_harness.h
 
 LDLIBS_BPF  := $(shell pkg-config --libs libxdp libbpf 2>/dev/null || echo -lxdp -lbpf -lelf -lz)
+# everything libxlb and the programs link: BPF, JSON (control protocol),
+# HTTP (metrics), netlink (next hops)
+LDLIBS_XLB  := $(LDLIBS_BPF) -ljson-c -lmicrohttpd -lmnl -lpthread -lm
 
 .PHONY: all deps test test-unit test-unit-asan test-bpf fuzz demo bench clean
 .DEFAULT_GOAL := all
@@ -54,7 +62,7 @@ endif
 deps:
 	@tools/deps.sh
 
-all: $(LIBXLB) $(TOOLS) $(BPF_PROGS) $(BPF_SKELS)
+all: $(LIBXLB) $(PROGRAMS) $(TOOLS) $(BPF_PROGS) $(BPF_SKELS)
 
 # --- libxlb -----------------------------------------------------------------
 $(O)/obj/%.o: user/%.c $(wildcard user/*.h bpf/*.h) | $(O)/obj
@@ -64,10 +72,19 @@ $(LIBXLB): $(LIBXLB_OBJS)
 	$(AR) rcs $@ $^
 
 $(O)/xlb-analyze: tools/xlb-analyze.c $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_BPF) -lm
+	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
 
 $(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(BPF_SKELS) tests/bpf/pkt.h
-	$(CC) $(XLB_CFLAGS) -Itests/bpf -o $@ $< $(LIBXLB) $(LDLIBS_BPF) -lm
+	$(CC) $(XLB_CFLAGS) -Itests/bpf -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
+
+$(O)/xlb-traffic: tools/xlb-traffic.c | $(O)
+	$(CC) $(XLB_CFLAGS) -o $@ $< -lpthread -lm
+
+$(O)/xlbd: $(XLBD_SRCS) $(wildcard user/xlbd/*.h user/*.h bpf/*.h) $(LIBXLB) $(BPF_SKELS)
+	$(CC) $(XLB_CFLAGS) -Iuser/xlbd -o $@ $(XLBD_SRCS) $(LIBXLB) $(LDLIBS_XLB)
+
+$(O)/xlbctl: $(XLBCTL_SRCS) $(wildcard user/xlbctl/*.h user/*.h bpf/*.h) $(LIBXLB)
+	$(CC) $(XLB_CFLAGS) -Iuser/xlbctl -o $@ $(XLBCTL_SRCS) $(LIBXLB) $(LDLIBS_XLB)
 
 # --- BPF --------------------------------------------------------------------
 $(O)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(O)
@@ -88,13 +105,13 @@ $(KSFT_HDR):
 
 $(O)/tests/unit/%: tests/unit/%.c $(LIBXLB) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_BPF) -lm
+	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
 
 # Unit tests again, library and test compiled with ASan and UBSan.
 $(O)/asan/tests/unit/%: tests/unit/%.c $(LIBXLB_SRCS) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB_SRCS) \
-		$(LDLIBS_BPF) -lm
+		$(LDLIBS_XLB)
 
 $(O)/tests/bpf/progs/%.bpf.o: tests/bpf/progs/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(dir $@)
@@ -103,7 +120,7 @@ $(O)/tests/bpf/progs/%.bpf.o: tests/bpf/progs/%.bpf.c $(wildcard bpf/*.h)
 $(O)/tests/bpf/%: tests/bpf/%.c $(wildcard tests/bpf/*.h) $(LIBXLB) $(BPF_SKELS) $(TEST_PROGS) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -I$(O)/tests/bpf/progs -o $@ $< \
-		$(LIBXLB) $(LDLIBS_BPF) -lm
+		$(LIBXLB) $(LDLIBS_XLB)
 
 test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS)
 	@tests/run.sh unit unit-asan bpf vm

@@ -17,7 +17,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XLB_MAX_VIPS);
+	__uint(max_entries, XLB_VIP_ENTRIES);
 	__type(key, struct xlb_vip_key);
 	__type(value, struct xlb_vip);
 } xlb_vips SEC(".maps");

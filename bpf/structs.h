@@ -6,7 +6,7 @@
  *
  * Maps (names as in the BPF object; see bpf/maps.h):
  *   xlb_config        ARRAY[1]            -> struct xlb_config
- *   xlb_vips          HASH  xlb_vip_key   -> struct xlb_vip
+ *   xlb_vips          HASH[XLB_VIP_ENTRIES] xlb_vip_key -> struct xlb_vip
  *   xlb_tables        ARRAY_OF_MAPS[XLB_MAX_VIPS], index vip.id; inner map:
  *                     ARRAY of struct xlb_slot, M + 1 entries, created with
  *                     BPF_F_INNER_MAP so M may differ per VIP.  Entry 0 is
@@ -30,6 +30,9 @@
 #include "table.h"
 
 #define XLB_MAX_VIPS		1024
+/* xlb_vips entries: every VIP, plus an address marker and up to two
+ * fragment entries per VIP address (see below) */
+#define XLB_VIP_ENTRIES		(4 * XLB_MAX_VIPS)
 #define XLB_MAX_BACKENDS	(XLB_BACKEND_ID_MAX + 1)
 #define XLB_CONNTRACK_DEFAULT	(1u << 20)
 #define XLB_ACTIONS		5	/* XDP_ABORTED .. XDP_REDIRECT */

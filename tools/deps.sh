@@ -9,9 +9,10 @@ PACKAGES=(
 	make gcc clang llvm pkg-config
 	libclang-rt-14-dev
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
-	libjson-c-dev libmicrohttpd-dev
+	libjson-c-dev libmicrohttpd-dev libmnl-dev
 	linux-source-6.1 xz-utils
-	iproute2 ethtool
+	iproute2 ethtool socat curl nginx-light
+	linux-headers-amd64
 	gnuplot-nox python3
 	qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
 )

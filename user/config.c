@@ -222,7 +222,7 @@ static int parse_key(const char *s, struct xlb_hash_key *k, struct xlb_err *err)
 }
 
 /* An address, IPv6 maybe in brackets; 0 or -EINVAL. */
-static int parse_addr(const char *s, uint8_t *family, __be32 addr[4])
+int xlb_addr_parse(const char *s, uint8_t *family, __be32 addr[4])
 {
 	char buf[XLB_ADDR_STR_MAX];
 	size_t len = strlen(s);
@@ -275,7 +275,7 @@ static int parse_unicast(const char *what, const char *s, uint8_t *family,
 {
 	const char *why;
 
-	if (parse_addr(s, family, addr))
+	if (xlb_addr_parse(s, family, addr))
 		return xlb_errf(err, EINVAL,
 				"%s \"%.50s\" is not an IPv4 or IPv6 address",
 				what, s);
@@ -372,8 +372,7 @@ static int parse_vip_addr(const char *vip, const char *a, size_t len,
 	return 0;
 }
 
-static int parse_vip_key(const char *s, struct xlb_vip_key *k,
-			 struct xlb_err *err)
+int xlb_vip_parse(const char *s, struct xlb_vip_key *k, struct xlb_err *err)
 {
 	const char *slash = strrchr(s, '/'), *addr, *port;
 	size_t alen, plen;
@@ -943,7 +942,7 @@ static int parse_head(struct cursor *c, const char *obj, struct xlb_op *op,
 	if (!tok)
 		return xlb_errf(err, EINVAL, "%s %s needs a VIP such as " VIP_EXAMPLE,
 				obj, kw_name(kw_verb, op->verb));
-	ret = parse_vip_key(tok, key, err);
+	ret = xlb_vip_parse(tok, key, err);
 	op->vip_tok = (uint8_t)c->bad;
 	op->obj_tok = (uint8_t)c->bad;
 	return ret;

@@ -148,6 +148,11 @@ int xlb_config_parse(const char *text, size_t len, const char *filename,
  */
 int xlb_config_save(const struct xlb_state *s, char **text);
 
+/* A VIP as in the grammar; err says what is wrong with it. */
+int xlb_vip_parse(const char *s, struct xlb_vip_key *k, struct xlb_err *err);
+/* An address (IPv6 optionally in brackets); -EINVAL if it is none. */
+int xlb_addr_parse(const char *s, uint8_t *family, __be32 addr[4]);
+
 /* Canonical text forms, as in the grammar and in messages. */
 const char *xlb_addr_str(uint8_t family, const __be32 addr[4],
 			 char buf[XLB_ADDR_STR_MAX]);

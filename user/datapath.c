@@ -691,8 +691,13 @@ int xlb_dp_backend_set(const struct xlb_dp *dp, __u16 id,
 	if (!memcmp(&old, &new, sizeof(new)))
 		return 0;
 
-	/* Nobody may see the old entry's flags with the new destination. */
-	if (old.flags & XLB_BE_F_VALID) {
+	/*
+	 * Nobody may see the old entry's flags with the new destination.  A
+	 * change of next hop only (same target, same epoch) is one write: a
+	 * packet then leaves by the old or the new next hop, and the flows
+	 * that remember this backend stay with it.
+	 */
+	if ((old.flags & XLB_BE_F_VALID) && new.epoch != old.epoch) {
 		old.flags = 0;
 		ret = bpf_map_update_elem(dp->backends, &key, &old, BPF_ANY);
 		if (ret)

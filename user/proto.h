@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The control protocol between xlbctl (or any client) and xlbd.
+ *
+ * Transport: a Unix stream socket (default XLB_SOCKET_DEFAULT, mode 0660).
+ * One request per connection is the common case, but a client may send
+ * several in a row.  A message is one JSON object (json-c) followed by a
+ * newline; at most XLB_MSG_MAX bytes including the newline.  The daemon
+ * answers every request with exactly one message.  A message that is not
+ * valid JSON, not an object, too large, or not finished within
+ * XLB_MSG_TIMEOUT_MS of the connection's last byte gets an error answer (when
+ * it can still be written) and the connection is closed; the daemon state is
+ * unchanged.
+ *
+ * Request:   {"version": 1, "cmd": CMD, ...arguments}
+ * Answer:    {"version": 1, "ok": true, "result": {...}}
+ *         or {"version": 1, "ok": false, "error": "sentence"}
+ *
+ * A request with another version is refused ("unsupported protocol version
+ * N; this xlbd speaks 1").  Unknown commands and unknown or mistyped
+ * arguments are refused by name.
+ *
+ * Mutating commands (exec, restore, reload, shutdown) need a peer (SO_PEERCRED)
+ * with uid 0 or the gid xlbd was given with --group; others get
+ * "permission denied: ...".  Read commands are open to whoever can connect.
+ *
+ * Commands and their results:
+ *
+ *  "exec"     {"args": [TOKEN, ...]}  or  {"lines": ["cmd line", ...]}
+ *             One command in the xlb grammar (user/config.h) as argv
+ *             tokens, or several command lines applied as one transaction.
+ *             result: {"changed": bool, "generation": N}
+ *             (generation: the daemon's global generation after the change)
+ *  "restore"  {"text": CONFIG, "name": "FILE"}: replace the whole desired
+ *             state by the config text, as one transaction.  Errors name
+ *             FILE:LINE:COLUMN.  result as exec.
+ *  "reload"   {}: restore from the daemon's config file.  result as exec,
+ *             plus "file".
+ *  "save"     {}: result {"text": CANONICAL CONFIG}
+ *  "shutdown" {}: detach every link, unpin, exit.  result {}.
+ *  "status"   {}: result {"version": "x.y", "pid", "instance", "uptime_s",
+ *             "generation", "config_file", "state_file", "pin_dir",
+ *             "adopted": bool (this daemon adopted pinned state at start),
+ *             "vips": n, "backends": n,
+ *             "links": [LINK...]}
+ *  "link.show" {}: result {"links": [LINK...]}
+ *             LINK = {"ifname", "ifindex", "mode": "native"|"generic",
+ *                     "attached": bool, "prog_id": n}
+ *  "vip.show" {"vip": "VIP"} (optional): result {"vips": [VIP...]}
+ *             VIP = {"vip": "10.0.0.1:80/tcp", "id", "algo": "maglev"|"ring",
+ *                    "table_size", "vnodes", "hash": "5tuple"|"3tuple"|"src",
+ *                    "encap": "ipip"|"gue", "stateless": bool, "panic": pct,
+ *                    "src4"?: addr, "src6"?: addr, "health": HEALTH,
+ *                    "backends": n, "healthy": n, "in_table": n,
+ *                    "panic_active": bool, "generation", "fingerprint":
+ *                    "0x%016llx", "changed_at": unix seconds (float),
+ *                    "memory_bytes": bytes the VIP's table map costs,
+ *                    "stats": {"packets", "bytes", "new_flows", "ct_hits",
+ *                              "ct_misses"}}
+ *             HEALTH = {"kind": "tcp"|"http"|"udp"|"none"|"inherit",
+ *                       "port", "interval_ms", "timeout_ms", "rise", "fall",
+ *                       "http_path", "http_status"}
+ *  "backend.show" {"vip": "VIP"}: result {"vip": "VIP", "backends": [BE...]}
+ *             BE = {"addr", "name", "id", "weight", "state":
+ *                   "active"|"drain"|"down", "health": "up"|"down"|"unknown",
+ *                   "check": HEALTH (effective), "last_check":
+ *                   {"ok": bool, "detail": "...", "at": unix s} | null,
+ *                   "in_table": bool, "slots", "share" (0..1),
+ *                   "packets", "bytes"}
+ *  "table.show" {"vip": "VIP"}: result {"vip", "algo", "table_size",
+ *             "generation", "fingerprint", "changed_at", "backends_max_avg"
+ *             (max slots / average slots over backends in the table),
+ *             "backends": [{"name", "addr", "id", "slots", "share",
+ *                           "ideal_share"}],
+ *             "warning"?: "sentence" (e.g. M < 100 x backends)}
+ *  "explain"  {"flow": "tcp 198.51.100.7:40000 -> 192.0.2.10:80"}
+ *             result {"flow": canonical flow, "vip"?: "VIP", "verdict":
+ *             "pass"|"drop"|"forward", "reason": "sentence",
+ *             "hash", "slot", "table_size",
+ *             "primary"?: {"id", "name", "addr"},
+ *             "secondary"?: {"id", "name", "addr"},
+ *             "conntrack"?: {"backend": {...}, "age_ms", "valid": bool},
+ *             "backend"?: {...} (the one the packet goes to)}
+ *  "stats"    {"vip": "VIP"} (optional): result {"time": unix s (float),
+ *             "vips": [{"vip", "packets", "bytes", "new_flows", "ct_hits",
+ *                       "ct_misses", "backends": [{"name", "addr", "packets",
+ *                       "bytes"}]}],
+ *             "events": {"malformed": n, ...}, "actions": {"aborted",
+ *             "drop", "pass", "tx", "redirect"}, "conntrack_entries": n}
+ *             Counters are totals since the maps were created; clients
+ *             compute rates from two answers.
+ */
+#ifndef XLB_PROTO_H
+#define XLB_PROTO_H
+
+#define XLB_PROTO_VERSION	1
+#define XLB_SOCKET_DEFAULT	"/run/xlb/xlbd.sock"
+#define XLB_MSG_MAX		(4u << 20)	/* bytes, newline included */
+#define XLB_MSG_TIMEOUT_MS	5000
+
+#endif /* XLB_PROTO_H */

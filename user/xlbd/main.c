@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xlbd: options, start (load or adopt the data path), the event loop and
+ * the two ways to stop (leave forwarding running, or shut it down).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <linux/magic.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "config.h"
+#include "proto.h"
+#include "xlb.skel.h"
+#include "xlbd.h"
+
+#define BPFFS		"/sys/fs/bpf"
+#define PROG_PIN	"xlb_main"
+
+int xlbd_log_level = XLBD_LOG_INFO;
+static bool log_prefix;
+
+static const char *const level_names[] = {
+	[XLBD_LOG_ERR] = "error", [XLBD_LOG_WARNING] = "warning",
+	[XLBD_LOG_NOTICE] = "notice", [XLBD_LOG_INFO] = "info",
+	[XLBD_LOG_DEBUG] = "debug",
+};
+
+void xlbd_log(int level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (level > xlbd_log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* journald reads <N> as the priority; a terminal gets words */
+	if (log_prefix)
+		fprintf(stderr, "<%d>%s\n", level, msg);
+	else
+		fprintf(stderr, "xlbd: %s: %s\n", level_names[level], msg);
+}
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt,
+		      va_list ap)
+{
+	char msg[1024];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG && xlbd_log_level < XLBD_LOG_DEBUG)
+		return 0;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = 0;
+	/* libbpf's lines carry their own "libbpf: " */
+	xlbd_log(level == LIBBPF_WARN ? XLBD_LOG_WARNING : XLBD_LOG_DEBUG,
+		 "%s", msg);
+	return 0;
+}
+
+static int libxdp_log(enum libxdp_print_level level, const char *fmt,
+		      va_list ap)
+{
+	char msg[1024];
+	size_t n;
+
+	if (level == LIBXDP_DEBUG && xlbd_log_level < XLBD_LOG_DEBUG)
+		return 0;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = 0;
+	xlbd_log(level == LIBXDP_WARN ? XLBD_LOG_WARNING : XLBD_LOG_DEBUG,
+		 "libxdp: %s", msg);
+	return 0;
+}
+
+/*
+ * One daemon per instance: an exclusive lock on /run/xlb/INSTANCE.lock,
+ * held for the daemon's life, taken before anything is touched.
+ */
+static int instance_lock(const struct xlbd *d)
+{
+	char p[300];
+	int fd;
+
+	snprintf(p, sizeof(p), "/run/xlb/%s.lock", d->o.instance);
+	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		log_err("cannot open %s: %s", p, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		log_err("another xlbd runs instance %s (%s is locked); stop it first or choose another --instance",
+			d->o.instance, p);
+		close(fd);
+		return -1;
+	}
+	return fd;	/* stays open: the lock lives with the process */
+}
+
+double xlbd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: xlbd [-c FILE] [--instance NAME] [--socket PATH] [--state-dir DIR]\n"
+"            [--metrics ADDR:PORT|none] [--group GROUP]\n"
+"            [--log-level debug|info|notice|warning|error] [--cleanup]\n"
+"\n"
+"The xlb control daemon: loads (or adopts) the XDP data path, keeps its\n"
+"tables in line with the configuration and the backends' health, and\n"
+"answers xlbctl on a Unix socket.\n"
+"\n"
+"  -c, --config FILE    apply FILE at start (default: the saved state, else\n"
+"                       /etc/xlb/xlb.conf); reload and SIGHUP re-read it\n"
+"  -i, --instance NAME  pins under /sys/fs/bpf/xlb/NAME (default \"default\")\n"
+"  -s, --socket PATH    control socket (default /run/xlb/xlbd.sock, or\n"
+"                       /run/xlb/NAME.sock for another instance)\n"
+"      --state-dir DIR  where state.conf is kept (default /var/lib/xlb/NAME)\n"
+"      --metrics A:P    Prometheus metrics address (default 127.0.0.1:9437;\n"
+"                       none: off)\n"
+"      --group GROUP    members may change state through the socket\n"
+"      --log-level L    debug, info (default), notice, warning, error\n"
+"      --cleanup        detach the data path, remove its pins, exit\n"
+"  -h, --help           this text;  -V, --version  the version\n"
+"\n"
+"SIGTERM and SIGINT stop xlbd and leave forwarding running; the next xlbd\n"
+"adopts it.  Only `xlbctl shutdown` or `xlbd --cleanup` stop forwarding.\n");
+}
+
+static int parse_opts(struct xlbd *d, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "instance", required_argument, NULL, 'i' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "cleanup", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	static char sock[256], sdir[256];
+	const char *p;
+	int c, i;
+
+	d->o.instance = "default";
+	d->o.config = "/etc/xlb/xlb.conf";
+	d->o.metrics = "127.0.0.1:9437";
+	while ((c = getopt_long(argc, argv, "c:i:s:hV", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			d->o.config = optarg;
+			d->o.config_given = true;
+			break;
+		case 'i':
+			d->o.instance = optarg;
+			break;
+		case 's':
+			d->o.socket = optarg;
+			break;
+		case 'S':
+			d->o.state_dir = optarg;
+			break;
+		case 'm':
+			d->o.metrics = optarg;
+			break;
+		case 'g':
+			d->o.group = optarg;
+			break;
+		case 'l':
+			for (i = XLBD_LOG_ERR; i <= XLBD_LOG_DEBUG; i++)
+				if (!strcmp(optarg, level_names[i]))
+					break;
+			if (i > XLBD_LOG_DEBUG) {
+				fprintf(stderr,
+					"xlbd: --log-level \"%s\": use debug, info, notice, warning or error\n",
+					optarg);
+				return 2;
+			}
+			xlbd_log_level = i;
+			break;
+		case 'C':
+			d->o.cleanup = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("xlbd %s\n", XLBD_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "xlbd: unexpected argument \"%s\"\n",
+			argv[optind]);
+		return 2;
+	}
+	for (p = d->o.instance; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+			break;
+	if (*p || !d->o.instance[0] || strlen(d->o.instance) > 32) {
+		fprintf(stderr,
+			"xlbd: --instance \"%s\": 1 to 32 letters, digits, - or _\n",
+			d->o.instance);
+		return 2;
+	}
+	if (!d->o.socket) {
+		if (!strcmp(d->o.instance, "default"))
+			snprintf(sock, sizeof(sock), "%s", XLB_SOCKET_DEFAULT);
+		else
+			snprintf(sock, sizeof(sock), "/run/xlb/%s.sock",
+				 d->o.instance);
+		d->o.socket = sock;
+	}
+	if (!d->o.state_dir) {
+		snprintf(sdir, sizeof(sdir), "/var/lib/xlb/%s", d->o.instance);
+		d->o.state_dir = sdir;
+	}
+	if (d->o.group) {
+		struct group *g = getgrnam(d->o.group);
+
+		if (!g) {
+			fprintf(stderr, "xlbd: --group \"%s\": no such group\n",
+				d->o.group);
+			return 2;
+		}
+		d->group_gid = g->gr_gid;
+		d->group_set = true;
+	}
+	snprintf(d->pin_dir, sizeof(d->pin_dir), BPFFS "/xlb/%s",
+		 d->o.instance);
+	snprintf(d->state_file, sizeof(d->state_file), "%s/state.conf",
+		 d->o.state_dir);
+	snprintf(d->runtime_file, sizeof(d->runtime_file),
+		 "/run/xlb/%s.runtime.json", d->o.instance);
+	return 0;
+}
+
+static int mkdirs(const char *path, mode_t mode)
+{
+	char b[512], *p;
+
+	snprintf(b, sizeof(b), "%s", path);
+	for (p = b + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(b, mode) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(b, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int bpffs_mount(void)
+{
+	struct statfs st;
+
+	if (!statfs(BPFFS, &st) && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", BPFFS, "bpf", 0, "mode=0700")) {
+		log_err("cannot mount bpffs on " BPFFS ": %s", strerror(errno));
+		return -errno;
+	}
+	log_info("mounted bpffs on " BPFFS);
+	return 0;
+}
+
+static void pins_remove(const char *dir)
+{
+	DIR *dd = opendir(dir);
+	struct dirent *e;
+	char p[600];
+
+	if (!dd)
+		return;
+	while ((e = readdir(dd))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		unlink(p);
+	}
+	closedir(dd);
+	rmdir(dir);
+	rmdir(BPFFS "/xlb");	/* when no other instance is left */
+}
+
+/* Load the data path and pin its program and maps. */
+static int load_fresh(struct xlbd *d, struct xlb_err *err)
+{
+	struct xlb_bpf *skel;
+	char p[600];
+	int ret;
+
+	skel = xlb_bpf__open_and_load();
+	if (!skel)
+		return xlb_errf(err, errno ? errno : EINVAL,
+				"cannot load the data path: %s",
+				strerror(errno ? errno : EINVAL));
+	ret = bpf_object__pin_maps(skel->obj, d->pin_dir);
+	if (!ret) {
+		snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
+		ret = bpf_program__pin(skel->progs.xlb_main, p);
+	}
+	xlb_bpf__destroy(skel);
+	if (ret) {
+		pins_remove(d->pin_dir);
+		return xlb_errf(err, -ret, "cannot pin the data path under %s: %s",
+				d->pin_dir, strerror(-ret));
+	}
+	return 0;
+}
+
+static int open_pinned(struct xlbd *d, struct xlb_err *err)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	char p[600];
+	int ret;
+
+	ret = xlb_dp_from_pins(&d->dp, d->pin_dir, err);
+	if (ret)
+		return ret;
+	snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
+	d->prog_fd = bpf_obj_get(p);
+	if (d->prog_fd < 0)
+		return xlb_errf(err, errno, "cannot open %s: %s", p,
+				strerror(errno));
+	if (bpf_obj_get_info_by_fd(d->prog_fd, &info, &len))
+		return xlb_errf(err, errno, "cannot query %s", p);
+	d->prog_id = info.id;
+	d->xprog = xdp_program__from_fd(d->prog_fd);
+	ret = (int)libxdp_get_error(d->xprog);
+	if (ret) {
+		d->xprog = NULL;
+		return xlb_errf(err, -ret, "libxdp cannot use %s: %s", p,
+				strerror(-ret));
+	}
+	return 0;
+}
+
+/* Adopt what a previous xlbd pinned, or load afresh. */
+static int data_path_start(struct xlbd *d)
+{
+	struct xlb_err err = { "" };
+	char p[600];
+	int ret;
+
+	ret = bpffs_mount();
+	if (ret)
+		return ret;
+	ret = mkdirs(d->pin_dir, 0700);
+	if (ret) {
+		log_err("cannot create %s: %s", d->pin_dir, strerror(-ret));
+		return ret;
+	}
+	snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
+	if (!access(p, F_OK)) {
+		ret = open_pinned(d, &err);
+		if (ret) {
+			log_err("cannot adopt the data path pinned under %s: %s; if it belongs to another xlb version, run `xlbd --cleanup%s%s` first",
+				d->pin_dir, err.msg,
+				strcmp(d->o.instance, "default") ?
+				" --instance " : "",
+				strcmp(d->o.instance, "default") ?
+				d->o.instance : "");
+			return ret;
+		}
+		d->adopted = true;
+		log_notice("adopted the data path pinned under %s (program id %u): forwarding was not interrupted",
+			   d->pin_dir, d->prog_id);
+		return 0;
+	}
+	pins_remove(d->pin_dir);	/* leftovers of an interrupted start */
+	ret = mkdirs(d->pin_dir, 0700);
+	if (!ret)
+		ret = load_fresh(d, &err);
+	if (!ret)
+		ret = open_pinned(d, &err);
+	if (ret) {
+		log_err("%s", err.msg[0] ? err.msg : strerror(-ret));
+		return ret;
+	}
+	log_notice("loaded the data path (program id %u), pinned under %s",
+		   d->prog_id, d->pin_dir);
+	return 0;
+}
+
+/* The state to start with: -c FILE, else the saved state, else the config. */
+static int initial_state(struct xlbd *d, struct xlb_state *s)
+{
+	struct xlb_err err = { "" };
+	const char *from = NULL;
+	bool found = false;
+	int ret;
+
+	xlb_state_init(s);
+	if (d->o.config_given) {
+		ret = xlbd_load_file(d->o.config, s, &found, &err);
+		if (!ret && !found)
+			ret = xlb_errf(&err, ENOENT, "no config file %s",
+				       d->o.config);
+		from = d->o.config;
+	} else {
+		ret = xlbd_load_file(d->state_file, s, &found, &err);
+		from = d->state_file;
+		if (!ret && !found) {
+			ret = xlbd_load_file(d->o.config, s, &found, &err);
+			from = d->o.config;
+		}
+	}
+	if (ret) {
+		log_err("%s", err.msg);
+		return ret;
+	}
+	if (found)
+		log_info("configuration from %s: %zu VIPs, %zu backends", from,
+			 s->n_vips, s->n_backends);
+	else
+		log_info("no saved state or config file: starting empty");
+	return 0;
+}
+
+static void cleanup(struct xlbd *d)
+{
+	struct if_nameindex *ifs, *i;
+	struct xlb_err err = { "" };
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
+	if (!access(p, F_OK) && !open_pinned(d, &err)) {
+		ifs = if_nameindex();
+		for (i = ifs; i && i->if_index; i++) {
+			int g;
+
+			for (g = 0; g < 2; g++) {
+				struct xlbd_link l = { 0 };
+
+				snprintf(l.ifname, sizeof(l.ifname), "%s",
+					 i->if_name);
+				l.mode = g ? XLB_ATTACH_GENERIC :
+					     XLB_ATTACH_NATIVE;
+				l.attached = true;
+				d->links = &l;
+				d->n_links = 1;
+				xlbd_detach_all(d);
+				d->links = NULL;
+				d->n_links = 0;
+			}
+		}
+		if (ifs)
+			if_freenameindex(ifs);
+	}
+	pins_remove(d->pin_dir);
+	unlink(d->runtime_file);
+	log_notice("data path of instance %s detached and unpinned",
+		   d->o.instance);
+}
+
+static int signals_fd(void)
+{
+	sigset_t m;
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGTERM);
+	sigaddset(&m, SIGINT);
+	sigaddset(&m, SIGHUP);
+	sigprocmask(SIG_BLOCK, &m, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &m, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+static int epoll_add(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void on_signal(struct xlbd *d, int sfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		struct xlb_err err = { "" };
+		struct xlb_state s;
+		bool found;
+
+		if (si.ssi_signo != SIGHUP) {
+			log_notice("signal %u: stopping; forwarding continues (xlbctl shutdown stops it)",
+				   si.ssi_signo);
+			d->stop = true;
+			continue;
+		}
+		pthread_mutex_lock(&d->lock);
+		if (xlbd_load_file(d->o.config, &s, &found, &err)) {
+			log_err("reload refused: %s", err.msg);
+		} else if (!found) {
+			log_err("reload: no config file %s", d->o.config);
+		} else {
+			bool changed = !xlb_state_equal(&d->state, &s);
+
+			if (changed && xlbd_commit(d, &s, &err))
+				log_err("reload refused: %s", err.msg);
+			else if (changed)
+				xlbd_save_state(d);
+			log_notice("reloaded %s (%s)", d->o.config,
+				   changed ? "changed" : "no change");
+			xlb_state_free(&s);
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+}
+
+static int run(struct xlbd *d)
+{
+	struct itimerspec tick = { { 1, 0 }, { 1, 0 } };
+	int epfd, sfd, tfd, hfd;
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	sfd = signals_fd();
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	hfd = xlb_hc_fd(d->hc);
+	if (epfd < 0 || sfd < 0 || tfd < 0 || timerfd_settime(tfd, 0, &tick,
+							      NULL) ||
+	    epoll_add(epfd, sfd) || epoll_add(epfd, tfd) ||
+	    epoll_add(epfd, hfd)) {
+		log_err("cannot set up the event loop: %s", strerror(errno));
+		return -errno;
+	}
+	if (xlbd_control_open(d, epfd))
+		return -1;
+	log_notice("xlbd %s ready (instance %s, %zu VIPs, %zu backends)",
+		   XLBD_VERSION, d->o.instance, d->state.n_vips,
+		   d->state.n_backends);
+
+	while (!d->stop) {
+		struct epoll_event ev[32];
+		int n, i, to = xlb_hc_timeout_ms(d->hc);
+		bool health = false;
+
+		if (to < 0 || to > 1000)
+			to = 1000;
+		n = epoll_wait(epfd, ev, 32, to);
+		if (n < 0 && errno != EINTR) {
+			log_err("epoll: %s", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n && !d->stop; i++) {
+			int fd = ev[i].data.fd;
+
+			if (fd == sfd) {
+				on_signal(d, sfd);
+			} else if (fd == tfd) {
+				uint64_t x;
+
+				if (read(tfd, &x, sizeof(x)) < 0)
+					continue;
+				pthread_mutex_lock(&d->lock);
+				xlbd_refresh(d);
+				pthread_mutex_unlock(&d->lock);
+				xlbd_control_sweep(d, epfd);
+			} else if (fd == hfd) {
+				health = true;
+			} else {
+				xlbd_control_event(d, epfd, fd, ev[i].events);
+			}
+		}
+		/* due probes start and verdicts arrive also without events */
+		(void)health;
+		pthread_mutex_lock(&d->lock);
+		xlb_hc_run(d->hc, xlbd_health_result, d);
+		/* every change of this round in one reconciliation */
+		if (d->dirty) {
+			d->dirty = false;
+			xlbd_reconcile(d);
+		}
+		if (d->runtime_dirty)
+			xlbd_runtime_save(d);
+		pthread_mutex_unlock(&d->lock);
+	}
+	xlbd_control_close(d);
+	close(tfd);
+	close(sfd);
+	close(epfd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct xlbd d;
+	struct xlb_err err = { "" };
+	struct xlb_state s;
+	int ret;
+
+	log_prefix = getenv("JOURNAL_STREAM") || !isatty(STDERR_FILENO);
+	ret = parse_opts(&d, argc, argv);
+	if (ret)
+		return ret;
+	if (geteuid()) {
+		log_err("needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)");
+		return 1;
+	}
+	libbpf_set_print(libbpf_log);
+	libxdp_set_print(libxdp_log);
+	d.prog_fd = -1;
+	d.started_at = xlbd_now();
+	pthread_mutex_init(&d.lock, NULL);
+	if (mkdirs("/run/xlb", 0755) || mkdirs(d.o.state_dir, 0700)) {
+		log_err("cannot create /run/xlb or %s: %s", d.o.state_dir,
+			strerror(errno));
+		return 1;
+	}
+	if (instance_lock(&d) < 0)
+		return 1;
+	if (d.o.cleanup) {
+		cleanup(&d);
+		return 0;
+	}
+	if (xlbd_realize_init(&d)) {
+		log_err("out of memory");
+		return 1;
+	}
+	d.hc = xlb_hc_create(NULL, NULL);
+	d.neigh = xlb_neigh_open(&err);
+	if (!d.hc) {
+		log_err("cannot start health checks: out of memory");
+		return 1;
+	}
+	if (!d.neigh)
+		log_warn("next hops unavailable (%s): the data path uses its FIB lookup",
+			 err.msg);
+	if (initial_state(&d, &s))
+		return 1;
+	if (data_path_start(&d))
+		return 1;
+	if (d.adopted) {
+		xlbd_runtime_load(&d);
+		if (xlbd_adopt_ids(&d)) {
+			log_err("out of memory");
+			return 1;
+		}
+	}
+	d.lenient_links = true;
+	ret = xlbd_commit(&d, &s, &err);
+	d.lenient_links = false;
+	xlb_state_free(&s);
+	if (ret) {
+		log_err("cannot apply the configuration: %s", err.msg);
+		return 1;
+	}
+	xlbd_save_state(&d);
+	xlbd_runtime_save(&d);
+	if (xlbd_metrics_start(&d, &err)) {
+		log_err("%s", err.msg);
+		return 1;
+	}
+
+	ret = run(&d);
+
+	xlbd_metrics_stop(&d);
+	if (d.shutdown) {
+		xlbd_detach_all(&d);
+		xlb_dp_close(&d.dp);
+		pins_remove(d.pin_dir);
+		unlink(d.runtime_file);
+		log_notice("shut down: data path detached and unpinned");
+	} else {
+		xlbd_runtime_save(&d);
+		xlb_dp_close(&d.dp);
+		log_notice("stopped; the data path keeps forwarding");
+	}
+	if (d.xprog)
+		xdp_program__close(d.xprog);	/* closes prog_fd too */
+	else if (d.prog_fd >= 0)
+		close(d.prog_fd);
+	xlb_hc_destroy(d.hc);
+	if (d.neigh)
+		xlb_neigh_close(d.neigh);
+	xlbd_realize_free(&d);
+	xlb_state_free(&d.state);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,1198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Realizing the desired state: runtime ids, health checks, tables and the
+ * data path's maps.  Everything here runs on the event loop with d->lock
+ * held.
+ *
+ * Order of writes in a commit, so that the data path never follows a
+ * reference to something not written yet: global config, backend entries
+ * (new ids), tables, VIP entries; then removals in the reverse order: VIP
+ * entries, tables, backend entries.  Each table is published whole (map in
+ * map, DESIGN contract 4).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "attach.h"
+#include "config.h"
+#include "xlbd.h"
+
+/* --- data-path backend ids: one per (family, address, encapsulation) ----- */
+
+static uint32_t beid_hash_of(uint8_t family, uint8_t encap,
+			     const __be32 addr[4])
+{
+	uint64_t h = 1469598103934665603ull;
+	const uint8_t *p = (const uint8_t *)addr;
+	int i;
+
+	h = (h ^ family) * 1099511628211ull;
+	h = (h ^ encap) * 1099511628211ull;
+	for (i = 0; i < 16; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static bool beid_is(const struct xlbd_beid *b, uint8_t family, uint8_t encap,
+		    const __be32 addr[4])
+{
+	return b->family == family && b->encap == encap &&
+	       !memcmp(b->addr, addr, sizeof(b->addr));
+}
+
+/* An id is taken while a runtime backend uses it or the map holds it. */
+static bool beid_taken(const struct xlbd_beid *b)
+{
+	return b->refs || b->family;
+}
+
+static void beid_hash_insert(struct xlbd *d, uint16_t id)
+{
+	const struct xlbd_beid *b = &d->beids[id];
+	uint32_t mask = d->beid_hash_size - 1;
+	uint32_t i = beid_hash_of(b->family, b->encap, b->addr) & mask;
+
+	while (d->beid_hash[i])
+		i = (i + 1) & mask;
+	d->beid_hash[i] = (uint32_t)id + 1;
+}
+
+static void beid_hash_rebuild(struct xlbd *d)
+{
+	uint32_t id;
+
+	memset(d->beid_hash, 0, d->beid_hash_size * sizeof(*d->beid_hash));
+	for (id = 0; id < XLB_MAX_BACKENDS; id++)
+		if (d->beids[id].family)
+			beid_hash_insert(d, (uint16_t)id);
+}
+
+static long beid_find(const struct xlbd *d, uint8_t family, uint8_t encap,
+		      const __be32 addr[4])
+{
+	uint32_t mask = d->beid_hash_size - 1;
+	uint32_t i = beid_hash_of(family, encap, addr) & mask;
+
+	for (; d->beid_hash[i]; i = (i + 1) & mask) {
+		uint32_t id = d->beid_hash[i] - 1;
+
+		if (beid_is(&d->beids[id], family, encap, addr))
+			return id;
+	}
+	return -1;
+}
+
+/* The id of (family, encap, addr), allocating the lowest free one. */
+static long beid_get(struct xlbd *d, uint8_t family, uint8_t encap,
+		     const __be32 addr[4])
+{
+	long id = beid_find(d, family, encap, addr);
+	struct xlbd_beid *b;
+
+	if (id >= 0)
+		return id;
+	for (id = 0; id < XLB_MAX_BACKENDS; id++)
+		if (!beid_taken(&d->beids[id]))
+			break;
+	if (id == XLB_MAX_BACKENDS)
+		return -ENOSPC;
+	b = &d->beids[id];
+	memset(b, 0, sizeof(*b));
+	b->family = family;
+	b->encap = encap;
+	memcpy(b->addr, addr, sizeof(b->addr));
+	beid_hash_insert(d, (uint16_t)id);
+	return id;
+}
+
+const struct xlbd_beid *xlbd_beid(const struct xlbd *d, uint16_t id)
+{
+	if (id >= XLB_MAX_BACKENDS || !d->beids[id].family)
+		return NULL;
+	return &d->beids[id];
+}
+
+static void beid_entry(const struct xlbd_beid *b, struct xlb_backend *e)
+{
+	memset(e, 0, sizeof(*e));
+	memcpy(e->addr, b->addr, sizeof(e->addr));
+	e->family = b->family;
+	e->encap = b->encap;
+	e->flags = XLB_BE_F_VALID;
+	if (b->nh_ok) {
+		e->flags |= XLB_BE_F_NEXTHOP;
+		memcpy(e->dmac, b->nh.dmac, sizeof(e->dmac));
+		memcpy(e->smac, b->nh.smac, sizeof(e->smac));
+		e->ifindex = b->nh.ifindex;
+	}
+}
+
+/* Resolve the next hop of id (quietly: -EAGAIN is the common first answer). */
+static void beid_resolve(struct xlbd *d, uint16_t id)
+{
+	struct xlbd_beid *b = &d->beids[id];
+	struct xlb_err err = { "" };
+	struct xlb_nh nh;
+	int ret;
+
+	if (!d->neigh)
+		return;
+	ret = xlb_neigh_resolve(d->neigh, b->family, b->addr, &nh, &err);
+	if (ret) {
+		if (b->nh_ok && ret != -EAGAIN)
+			log_warn("backend %u: next hop lost: %s", id, err.msg);
+		/*
+		 * A neighbour being re-resolved keeps the last next hop; a
+		 * lost route falls back to the data path's FIB lookup.
+		 */
+		if (ret != -EAGAIN)
+			b->nh_ok = false;
+		return;
+	}
+	b->nh = nh;
+	b->nh_ok = true;
+}
+
+static int beid_write(struct xlbd *d, uint16_t id, struct xlb_err *err)
+{
+	struct xlb_backend e;
+
+	beid_entry(&d->beids[id], &e);
+	return xlb_dp_backend_set(&d->dp, id, &e, err);
+}
+
+static void hc_index_rebuild(struct xlbd *d);
+static size_t hc_index_find(const struct xlbd *d, uint64_t id);
+
+/* --- lookups -------------------------------------------------------------- */
+
+long xlbd_vip_index(const struct xlbd *d, const struct xlb_vip_key *key)
+{
+	size_t lo = 0, hi = d->state.n_vips;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = xlb_vip_key_cmp(&d->state.vips[mid].key, key);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static long vip_index_in(const struct xlb_state *s,
+			 const struct xlb_vip_key *key)
+{
+	size_t lo = 0, hi = s->n_vips;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = xlb_vip_key_cmp(&s->vips[mid].key, key);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Index of a backend in s, -1 if none (linear within its VIP's range). */
+static long backend_index_in(const struct xlb_state *s,
+			     const struct xlb_backend_conf *b)
+{
+	const struct xlb_backend_conf *f;
+
+	f = xlb_state_find_backend(s, &b->vip, b->family, b->addr);
+	return f ? f - s->backends : -1;
+}
+
+void xlbd_backend_health(const struct xlbd *d, size_t i, struct xlb_health *h)
+{
+	const struct xlb_backend_conf *b = &d->state.backends[i];
+	const struct xlb_vip_conf *v = xlb_state_find_vip(&d->state, &b->vip);
+
+	*h = b->health.kind == XLB_HEALTH_INHERIT && v ? v->health : b->health;
+}
+
+static void health_target(const struct xlb_state *s,
+			  const struct xlb_backend_conf *b,
+			  struct xlb_hc_target *t, bool *wanted)
+{
+	const struct xlb_vip_conf *v = xlb_state_find_vip(s, &b->vip);
+
+	memset(t, 0, sizeof(*t));
+	t->cfg = b->health.kind == XLB_HEALTH_INHERIT ? v->health : b->health;
+	t->family = b->family;
+	memcpy(t->addr, b->addr, sizeof(t->addr));
+	t->port = t->cfg.port ? t->cfg.port : ntohs(b->vip.port);
+	*wanted = b->admin != XLB_ADMIN_DOWN &&
+		  t->cfg.kind != XLB_HEALTH_NONE &&
+		  t->cfg.kind != XLB_HEALTH_INHERIT;
+}
+
+/* --- tables --------------------------------------------------------------- */
+
+static void specs_free(struct xlb_backend_spec *specs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free((char *)specs[i].name);
+	free(specs);
+}
+
+static void rt_vip_free(struct xlbd_vip *rv)
+{
+	xlb_table_free(&rv->table);
+	specs_free(rv->specs, rv->n_specs);
+	rv->specs = NULL;
+	rv->n_specs = 0;
+}
+
+/*
+ * The table inputs of VIP i: specs of its backends (by name, as the state
+ * keeps them) with their effective state, and whether panic mode holds.
+ */
+static int vip_specs(struct xlbd *d, size_t vi, struct xlb_backend_spec **out,
+		     size_t *n_out, bool *panic)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[vi];
+	struct xlbd_vip *rv = &d->rt_vips[vi];
+	struct xlb_backend_spec *specs;
+	size_t first = 0, n = 0, i;
+	uint32_t eligible = 0, down = 0;
+
+	/* the VIP's backends are contiguous, by name */
+	for (i = 0; i < d->state.n_backends; i++) {
+		if (!memcmp(&d->state.backends[i].vip, &v->key,
+			    sizeof(v->key))) {
+			if (!n)
+				first = i;
+			n++;
+		} else if (n) {
+			break;
+		}
+	}
+	specs = calloc(n ? n : 1, sizeof(*specs));
+	if (!specs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct xlb_backend_conf *b = &d->state.backends[first + i];
+		const struct xlbd_be *rb = &d->rt_bes[first + i];
+
+		if (b->admin == XLB_ADMIN_ACTIVE && b->weight) {
+			eligible++;
+			down += rb->health == XLB_HC_DOWN;
+		}
+	}
+	*panic = xlb_hc_panic(eligible, down, v->panic_pct);
+	rv->eligible = eligible;
+	rv->down = down;
+	for (i = 0; i < n; i++) {
+		const struct xlb_backend_conf *b = &d->state.backends[first + i];
+		const struct xlbd_be *rb = &d->rt_bes[first + i];
+		struct xlb_backend_spec *sp = &specs[i];
+
+		sp->name = strdup(b->name);
+		if (!sp->name) {
+			specs_free(specs, i);
+			return -ENOMEM;
+		}
+		sp->weight = b->weight;
+		sp->id = rb->id;
+		if (b->admin == XLB_ADMIN_DOWN)
+			sp->state = XLB_BACKEND_DOWN;
+		else if (b->admin == XLB_ADMIN_DRAIN)
+			sp->state = XLB_BACKEND_DRAIN;
+		else if (rb->health == XLB_HC_DOWN && !*panic)
+			sp->state = XLB_BACKEND_DOWN;
+		else
+			sp->state = XLB_BACKEND_ACTIVE;
+	}
+	*out = specs;
+	*n_out = n;
+	return 0;
+}
+
+static bool specs_equal(const struct xlb_backend_spec *a, size_t na,
+			const struct xlb_backend_spec *b, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (a[i].weight != b[i].weight || a[i].id != b[i].id ||
+		    a[i].state != b[i].state || strcmp(a[i].name, b[i].name))
+			return false;
+	return true;
+}
+
+static void table_params(const struct xlbd *d, const struct xlb_vip_conf *v,
+			 struct xlb_table_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->algo = v->algo;
+	p->size = v->table_size;
+	p->vnodes = v->vnodes;
+	p->key = d->state.global.key;
+}
+
+/*
+ * Bring VIP vi's published table up to date with its inputs.  A table
+ * equal slot for slot to the published one is not published again (so an
+ * adopting daemon causes no churn), but its inputs are remembered.
+ */
+static int vip_table_sync(struct xlbd *d, size_t vi, bool *published,
+			  struct xlb_err *err)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[vi];
+	struct xlbd_vip *rv = &d->rt_vips[vi];
+	struct xlb_backend_spec *specs;
+	struct xlb_table_params p;
+	struct xlb_table t;
+	size_t n, i;
+	bool panic;
+	int ret;
+
+	*published = false;
+	table_params(d, v, &p);
+	ret = vip_specs(d, vi, &specs, &n, &panic);
+	if (ret)
+		return xlb_errf(err, -ret, "out of memory");
+	if (panic != rv->panic) {
+		char vs[XLB_VIP_STR_MAX];
+
+		if (panic)
+			log_err("VIP %s: PANIC: %u of %u backends are down (more than %u%%); keeping all of them in the table",
+				xlb_vip_str(&v->key, vs), rv->down, rv->eligible,
+				v->panic_pct);
+		else
+			log_notice("VIP %s: panic over: %u of %u backends down",
+				   xlb_vip_str(&v->key, vs), rv->down,
+				   rv->eligible);
+		rv->panic = panic;
+	}
+	if (rv->published && !memcmp(&p, &rv->params, sizeof(p)) &&
+	    specs_equal(specs, n, rv->specs, rv->n_specs)) {
+		specs_free(specs, n);
+		return 0;
+	}
+	ret = xlb_table_build(&t, &p, specs, n, err);
+	if (ret) {
+		specs_free(specs, n);
+		return ret;
+	}
+	if (!rv->published || t.size != rv->table.size ||
+	    memcmp(t.slots, rv->table.slots, t.size * sizeof(*t.slots))) {
+		ret = xlb_dp_table_publish(&d->dp, rv->id, &t, err);
+		if (ret) {
+			xlb_table_free(&t);
+			specs_free(specs, n);
+			return ret;
+		}
+		rv->generation++;
+		rv->changed_at = xlbd_now();
+		*published = true;
+	}
+	xlb_table_free(&rv->table);
+	rv->table = t;
+	specs_free(rv->specs, rv->n_specs);
+	rv->specs = specs;
+	rv->n_specs = n;
+	rv->params = p;
+	rv->published = true;
+	rv->fingerprint = xlb_table_fingerprint(&t, specs, n);
+	rv->in_table = 0;
+	for (i = 0; i < n; i++)
+		rv->in_table += xlb_table_count(&t, specs[i].id) > 0;
+	return 0;
+}
+
+static void vip_value(const struct xlbd *d, size_t vi, struct xlb_vip *out)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[vi];
+
+	memset(out, 0, sizeof(*out));
+	out->id = d->rt_vips[vi].id;
+	out->flags = v->stateless ? XLB_VIP_F_STATELESS : 0;
+	out->hash_mode = v->hash_mode;
+	out->src4 = v->src4;
+	memcpy(out->src6, v->src6, sizeof(out->src6));
+}
+
+static int vip_entry_sync(struct xlbd *d, size_t vi, struct xlb_err *err)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[vi];
+	struct xlb_vip want, cur;
+
+	vip_value(d, vi, &want);
+	if (!xlb_dp_vip_get(&d->dp, &v->key, &cur) &&
+	    !memcmp(&cur, &want, sizeof(cur)))
+		return 0;
+	return xlb_dp_vip_set(&d->dp, &v->key, &want, err);
+}
+
+/* --- links ---------------------------------------------------------------- */
+
+static bool link_runs_ours(const struct xlbd *d, int ifindex, int generic)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *p = NULL;
+	__u32 id = 0;
+	bool found = false;
+
+	if (xlb_link_prog_id(ifindex, generic, &id) || !id)
+		return false;
+	if (id == d->prog_id)
+		return true;
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (libxdp_get_error(mp))
+		return false;
+	while ((p = xdp_multiprog__next_prog(p, mp)))
+		found |= xdp_program__id(p) == d->prog_id;
+	xdp_multiprog__close(mp);
+	return found;
+}
+
+static int link_attach(struct xlbd *d, struct xlbd_link *l,
+		       struct xlb_err *err)
+{
+	int ifindex = (int)if_nametoindex(l->ifname);
+	int ret;
+
+	if (!ifindex)
+		return xlb_errf(err, ENODEV, "link %s: no such interface",
+				l->ifname);
+	l->ifindex = ifindex;
+	if (link_runs_ours(d, ifindex, l->mode == XLB_ATTACH_GENERIC)) {
+		l->attached = true;
+		l->error[0] = 0;
+		return 0;
+	}
+	ret = xlb_link_attach(&d->xprog, NULL, ifindex,
+			      l->mode == XLB_ATTACH_GENERIC, err);
+	if (ret)
+		return ret;
+	/* the data path redirects out of every attached link */
+	xlb_dp_tx_port_add(&d->dp, (__u32)ifindex);
+	l->attached = true;
+	l->error[0] = 0;
+	log_notice("link %s: data path attached (%s)", l->ifname,
+		   l->mode == XLB_ATTACH_GENERIC ? "generic" : "native");
+	return 0;
+}
+
+static void link_detach(struct xlbd *d, struct xlbd_link *l)
+{
+	struct xlb_err err = { "" };
+	int ifindex = (int)if_nametoindex(l->ifname);
+
+	if (!l->attached || !ifindex)
+		return;
+	if (link_runs_ours(d, ifindex, l->mode == XLB_ATTACH_GENERIC) &&
+	    xlb_link_detach(d->xprog, ifindex, l->mode == XLB_ATTACH_GENERIC,
+			    &err))
+		log_err("link %s: %s", l->ifname, err.msg);
+	else
+		log_notice("link %s: data path detached", l->ifname);
+	xlb_dp_tx_port_del(&d->dp, (__u32)ifindex);
+	l->attached = false;
+}
+
+void xlbd_detach_all(struct xlbd *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_links; i++)
+		link_detach(d, &d->links[i]);
+}
+
+static struct xlbd_link *link_find(struct xlbd_link *links, size_t n,
+				   const char *ifname)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(links[i].ifname, ifname))
+			return &links[i];
+	return NULL;
+}
+
+/*
+ * New link list for s: links kept as they are, new ones attached.  On a
+ * failed attach the ones attached here are detached again and the error
+ * returned; *out is then NULL.
+ */
+static int links_prepare(struct xlbd *d, const struct xlb_state *s,
+			 struct xlbd_link **out, struct xlb_err *err)
+{
+	struct xlbd_link *nl = calloc(s->n_links ? s->n_links : 1, sizeof(*nl));
+	size_t i, j;
+	int ret;
+
+	*out = NULL;
+	if (!nl)
+		return xlb_errf(err, ENOMEM, "out of memory");
+	for (i = 0; i < s->n_links; i++) {
+		struct xlbd_link *old = link_find(d->links, d->n_links,
+						  s->links[i].ifname);
+
+		if (old && old->mode == s->links[i].mode) {
+			nl[i] = *old;
+			continue;
+		}
+		snprintf(nl[i].ifname, sizeof(nl[i].ifname), "%s",
+			 s->links[i].ifname);
+		nl[i].mode = s->links[i].mode;
+		if (old)	/* mode changes: detach the old way first */
+			link_detach(d, old);
+		ret = link_attach(d, &nl[i], err);
+		if (ret && d->lenient_links) {
+			snprintf(nl[i].error, sizeof(nl[i].error), "%s",
+				 err->msg);
+			log_err("%s (retrying every second)", err->msg);
+			continue;
+		}
+		if (ret) {
+			for (j = 0; j < i; j++)
+				if (!link_find(d->links, d->n_links,
+					       nl[j].ifname))
+					link_detach(d, &nl[j]);
+			free(nl);
+			return ret;
+		}
+	}
+	*out = nl;
+	return 0;
+}
+
+/* --- commit --------------------------------------------------------------- */
+
+/* Distinct (family, address, encap) of s: the data-path ids it needs. */
+struct id_need {
+	uint8_t family, encap;
+	__be32 addr[4];
+};
+
+static int id_need_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct id_need));
+}
+
+static int count_ids(struct xlbd *d, const struct xlb_state *s, size_t *n)
+{
+	struct id_need *need;
+	size_t i, k = 0;
+
+	need = calloc(s->n_backends ? s->n_backends : 1, sizeof(*need));
+	if (!need)
+		return -ENOMEM;
+	for (i = 0; i < s->n_backends; i++) {
+		const struct xlb_backend_conf *b = &s->backends[i];
+		const struct xlb_vip_conf *v = xlb_state_find_vip(s, &b->vip);
+
+		if (beid_find(d, b->family, v->encap, b->addr) >= 0)
+			continue;	/* known ids cost nothing */
+		need[k].family = b->family;
+		need[k].encap = v->encap;
+		memcpy(need[k].addr, b->addr, sizeof(b->addr));
+		k++;
+	}
+	qsort(need, k, sizeof(*need), id_need_cmp);
+	*n = 0;
+	for (i = 0; i < k; i++)
+		*n += !i || id_need_cmp(&need[i - 1], &need[i]);
+	free(need);
+	return 0;
+}
+
+static size_t free_ids(const struct xlbd *d)
+{
+	size_t id, n = 0;
+
+	for (id = 0; id < XLB_MAX_BACKENDS; id++)
+		n += !beid_taken(&d->beids[id]);
+	return n;
+}
+
+/* Adopted from the pinned maps at start, matched by the first commit. */
+struct adopted_vip {
+	struct xlb_vip_key key;
+	struct xlb_vip val;
+	struct xlb_table table;
+	bool used;
+};
+
+static struct adopted_vip *adopted;
+static size_t n_adopted;
+
+static struct adopted_vip *adopted_find(const struct xlb_vip_key *key)
+{
+	size_t i;
+
+	for (i = 0; i < n_adopted; i++)
+		if (!adopted[i].used &&
+		    !memcmp(&adopted[i].key, key, sizeof(*key)))
+			return &adopted[i];
+	return NULL;
+}
+
+static bool vip_id_used(const struct xlbd *d, const struct xlbd_vip *nv,
+			size_t n, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (nv[i].id == id)
+			return true;
+	for (i = 0; i < n_adopted; i++)
+		if (!adopted[i].used && adopted[i].val.id == id)
+			return true;
+	(void)d;
+	return false;
+}
+
+static const struct xlbd_prev *prev_find(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < xlbd_n_prev; i++)
+		if (!strcmp(xlbd_prev[i].key, key))
+			return &xlbd_prev[i];
+	return NULL;
+}
+
+static void backend_key(const struct xlb_backend_conf *b, char *out,
+			size_t len)
+{
+	char v[XLB_VIP_STR_MAX], a[XLB_ADDR_STR_MAX];
+
+	snprintf(out, len, "%s %s", xlb_vip_str(&b->vip, v),
+		 xlb_addr_str(b->family, b->addr, a));
+}
+
+int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
+{
+	struct xlbd_vip *nv = NULL;
+	struct xlbd_be *nb = NULL;
+	struct xlbd_link *nl = NULL;
+	struct xlb_state old;
+	bool ids_freed = false, global_changed;
+	size_t i, need;
+	int ret;
+
+	/* capacity first: nothing is touched when it does not fit */
+	ret = count_ids(d, s, &need);
+	if (ret)
+		return xlb_errf(err, ENOMEM, "out of memory");
+	if (need > free_ids(d))
+		return xlb_errf(err, ENOSPC,
+				"too many distinct backends: %zu more needed, %zu free of %u (a backend is counted once per address and encapsulation)",
+				need, free_ids(d), XLB_MAX_BACKENDS);
+
+	nv = calloc(s->n_vips ? s->n_vips : 1, sizeof(*nv));
+	nb = calloc(s->n_backends ? s->n_backends : 1, sizeof(*nb));
+	if (!nv || !nb) {
+		free(nv);
+		free(nb);
+		return xlb_errf(err, ENOMEM, "out of memory");
+	}
+
+	/* VIP runtime: carried over by key, else adopted, else a new id */
+	for (i = 0; i < s->n_vips; i++) {
+		long o = vip_index_in(&d->state, &s->vips[i].key);
+		struct adopted_vip *a;
+
+		if (o >= 0) {
+			nv[i] = d->rt_vips[o];
+			memset(&d->rt_vips[o], 0, sizeof(d->rt_vips[o]));
+			d->rt_vips[o].id = UINT32_MAX;	/* moved */
+			continue;
+		}
+		a = adopted_find(&s->vips[i].key);
+		if (a) {
+			char vs[XLB_VIP_STR_MAX];
+			const struct xlbd_prev *p;
+
+			a->used = true;
+			nv[i].id = a->val.id;
+			nv[i].table = a->table;
+			a->table.slots = NULL;
+			nv[i].published = nv[i].table.slots != NULL;
+			p = prev_find(xlb_vip_str(&s->vips[i].key, vs));
+			if (p) {
+				nv[i].generation = p->generation;
+				nv[i].changed_at = p->changed_at;
+			}
+			continue;
+		}
+		nv[i].id = UINT32_MAX;
+	}
+	for (i = 0; i < s->n_vips; i++) {
+		uint32_t id = 0;
+
+		if (nv[i].id != UINT32_MAX)
+			continue;
+		while (vip_id_used(d, nv, s->n_vips, id))
+			id++;
+		nv[i].id = id;
+		nv[i].changed_at = xlbd_now();
+	}
+	/* old VIPs that stay were moved; the others are released below */
+
+	/* backend runtime: carried over by (VIP, address), else new */
+	for (i = 0; i < s->n_backends; i++) {
+		const struct xlb_backend_conf *b = &s->backends[i];
+		const struct xlb_vip_conf *v = xlb_state_find_vip(s, &b->vip);
+		long o = backend_index_in(&d->state, b);
+		long id = beid_get(d, b->family, v->encap, b->addr);
+		bool wanted;
+
+		if (id < 0) {	/* cannot happen after count_ids */
+			ret = xlb_errf(err, ENOSPC, "no backend id left");
+			goto undo;
+		}
+		d->beids[id].refs++;
+		if (o >= 0) {
+			nb[i] = d->rt_bes[o];
+		} else {
+			char k[160];
+			const struct xlbd_prev *p;
+
+			backend_key(b, k, sizeof(k));
+			p = prev_find(k);
+			nb[i].health = p ? p->health : XLB_HC_UNKNOWN;
+		}
+		nb[i].id = (uint16_t)id;
+		{
+			struct xlb_hc_target t;
+
+			health_target(s, b, &t, &wanted);
+			nb[i].hc_pending = wanted &&
+				(!nb[i].hc_id ||
+				 memcmp(&t, &nb[i].target, sizeof(t)));
+			if (nb[i].hc_id && nb[i].hc_pending &&
+			    (t.family != nb[i].target.family ||
+			     t.port != nb[i].target.port ||
+			     memcmp(t.addr, nb[i].target.addr, sizeof(t.addr)) ||
+			     t.cfg.kind != nb[i].target.cfg.kind))
+				nb[i].health = XLB_HC_UNKNOWN;	/* restarts */
+			nb[i].target = t;
+		}
+		if (!wanted && nb[i].hc_id) {
+			xlb_hc_del(d->hc, nb[i].hc_id);
+			nb[i].hc_id = 0;
+			nb[i].health = XLB_HC_UNKNOWN;
+			nb[i].has_result = false;
+		}
+	}
+
+	/* links last among the things that can fail */
+	ret = links_prepare(d, s, &nl, err);
+	if (ret)
+		goto undo;
+
+	/* accepted: from here on the maps follow */
+	old = d->state;
+	global_changed = memcmp(&old.global, &s->global, sizeof(s->global));
+	d->state = *s;
+	xlb_state_init(s);
+
+	/* health checks of backends that went away */
+	for (i = 0; i < old.n_backends; i++) {
+		if (backend_index_in(&d->state, &old.backends[i]) < 0 &&
+		    d->rt_bes[i].hc_id)
+			xlb_hc_del(d->hc, d->rt_bes[i].hc_id);
+		d->beids[d->rt_bes[i].id].refs--;
+	}
+	/* and of the ones that stay or came */
+	for (i = 0; i < d->state.n_backends; i++) {
+		struct xlb_err e = { "" };
+
+		if (!nb[i].hc_pending)
+			continue;
+		nb[i].hc_pending = false;
+		if (!nb[i].hc_id)
+			nb[i].hc_id = ++d->next_hc_id;
+		if (xlb_hc_set(d->hc, nb[i].hc_id, &nb[i].target, &e))
+			log_err("backend %s: health check: %s",
+				d->state.backends[i].name, e.msg);
+	}
+
+	free(d->rt_bes);
+	d->rt_bes = nb;
+	nb = NULL;
+	hc_index_rebuild(d);
+
+	{
+		struct xlb_config c, cur;
+
+		xlb_config_defaults(&c);
+		c.key = d->state.global.key;
+		c.src4 = d->state.global.src4;
+		memcpy(c.src6, d->state.global.src6, sizeof(c.src6));
+		c.gue_port = d->state.global.gue_port;
+		c.mtu = d->state.global.mtu;
+		c.ttl = d->state.global.ttl;
+		c.udp_idle_s = d->state.global.udp_idle_s;
+		ret = 0;
+		if (global_changed || xlb_dp_config_get(&d->dp, &cur) ||
+		    memcmp(&cur, &c, sizeof(c)))
+			ret = xlb_dp_config_set(&d->dp, &c);
+		if (ret)
+			log_err("cannot write the global settings: %s",
+				strerror(-ret));
+	}
+
+	/* backend entries that are new or changed */
+	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
+		struct xlb_backend cur, want;
+		struct xlb_err e = { "" };
+
+		if (!d->beids[i].refs)
+			continue;
+		if (!d->beids[i].nh_ok)
+			beid_resolve(d, (uint16_t)i);
+		beid_entry(&d->beids[i], &want);
+		if (!xlb_dp_backend_get(&d->dp, (uint16_t)i, &cur) &&
+		    cur.flags == want.flags &&
+		    !memcmp(cur.addr, want.addr, sizeof(cur.addr)) &&
+		    cur.family == want.family && cur.encap == want.encap &&
+		    !memcmp(cur.dmac, want.dmac, 12) &&
+		    cur.ifindex == want.ifindex)
+			continue;
+		if (beid_write(d, (uint16_t)i, &e))
+			log_err("%s", e.msg);
+	}
+
+	/* VIPs: tables, then entries */
+	for (i = 0; i < old.n_vips; i++)
+		if (d->rt_vips[i].id != UINT32_MAX) {	/* VIP removed */
+			char vs[XLB_VIP_STR_MAX];
+
+			xlb_dp_vip_del(&d->dp, &old.vips[i].key);
+			xlb_dp_table_unpublish(&d->dp, d->rt_vips[i].id);
+			log_info("VIP %s removed",
+				 xlb_vip_str(&old.vips[i].key, vs));
+		}
+	for (i = 0; i < old.n_vips; i++)
+		rt_vip_free(&d->rt_vips[i]);
+	free(d->rt_vips);
+	d->rt_vips = nv;
+	nv = NULL;
+	for (i = 0; i < n_adopted; i++) {	/* pinned VIPs not wanted */
+		if (adopted[i].used)
+			continue;
+		xlb_dp_vip_del(&d->dp, &adopted[i].key);
+		xlb_dp_table_unpublish(&d->dp, adopted[i].val.id);
+		xlb_table_free(&adopted[i].table);
+		adopted[i].used = true;
+	}
+	xlbd_reconcile(d);
+
+	/* backend ids nobody uses any more */
+	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
+		if (d->beids[i].refs || !d->beids[i].family)
+			continue;
+		xlb_dp_backend_clear(&d->dp, (uint16_t)i);
+		memset(&d->beids[i], 0, sizeof(d->beids[i]));
+		ids_freed = true;
+	}
+	if (ids_freed)
+		beid_hash_rebuild(d);
+
+	/* links that went away */
+	for (i = 0; i < d->n_links; i++)
+		if (!link_find(nl, d->state.n_links, d->links[i].ifname))
+			link_detach(d, &d->links[i]);
+	free(d->links);
+	d->links = nl;
+	d->n_links = d->state.n_links;
+
+	xlb_state_free(&old);
+	/* adopting the previous daemon's state is no change */
+	if (!(d->lenient_links && d->adopted))
+		d->generation++;
+	d->runtime_dirty = true;
+	return 0;
+
+undo:
+	/* give back the references taken for nb */
+	while (i-- > 0)
+		d->beids[nb[i].id].refs--;
+	/* ids allocated for this commit stay reserved until the next one */
+	/* VIP runtime moved into nv goes back */
+	{
+		size_t k;
+
+		for (k = 0; k < s->n_vips; k++) {
+			long o = vip_index_in(&d->state, &s->vips[k].key);
+
+			if (o >= 0 && d->rt_vips[o].id == UINT32_MAX)
+				d->rt_vips[o] = nv[k];
+		}
+	}
+	free(nv);
+	free(nb);
+	return ret;
+}
+
+void xlbd_reconcile(struct xlbd *d)
+{
+	double t0 = xlbd_now();
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < d->state.n_vips; i++) {
+		struct xlb_err err = { "" };
+		bool published;
+		char vs[XLB_VIP_STR_MAX];
+
+		if (vip_table_sync(d, i, &published, &err)) {
+			d->publish_errors++;
+			d->rt_vips[i].errors++;
+			d->dirty = true;	/* try again on the next tick */
+			log_err("VIP %s: cannot publish its table: %s",
+				xlb_vip_str(&d->state.vips[i].key, vs),
+				err.msg);
+			continue;
+		}
+		d->rt_vips[i].errors = 0;
+		if (published) {
+			any = true;
+			log_info("VIP %s: table generation %llu published, fingerprint 0x%016llx, %u backends in it",
+				 xlb_vip_str(&d->state.vips[i].key, vs),
+				 (unsigned long long)d->rt_vips[i].generation,
+				 (unsigned long long)d->rt_vips[i].fingerprint,
+				 d->rt_vips[i].in_table);
+		}
+		if (vip_entry_sync(d, i, &err)) {
+			d->publish_errors++;
+			d->dirty = true;
+			log_err("VIP %s: %s",
+				xlb_vip_str(&d->state.vips[i].key, vs),
+				err.msg);
+		}
+	}
+	if (any) {
+		d->updates++;
+		d->update_seconds_last = xlbd_now() - t0;
+		d->update_seconds_sum += d->update_seconds_last;
+		d->runtime_dirty = true;
+	}
+}
+
+void xlbd_health_result(void *ctx, uint64_t id, const struct xlb_hc_result *r)
+{
+	struct xlbd *d = ctx;
+	size_t i;
+
+	d->hc_results[r->ok]++;
+	i = hc_index_find(d, id);
+	if (i < d->state.n_backends) {
+		struct xlbd_be *rb = &d->rt_bes[i];
+		char vs[XLB_VIP_STR_MAX];
+		rb->has_result = true;
+		rb->last = *r;
+		rb->last_at = xlbd_now();
+		if (r->health != rb->health) {
+			if (r->flipped || rb->health == XLB_HC_UNKNOWN ||
+			    r->health != XLB_HC_UNKNOWN) {
+				if (r->flipped)
+					log_warn("backend %s of VIP %s is %s (%s)",
+						 d->state.backends[i].name,
+						 xlb_vip_str(&d->state.backends[i].vip, vs),
+						 r->health == XLB_HC_UP ? "up" : "down",
+						 r->detail);
+				rb->health = r->health;
+				d->dirty = true;
+				d->runtime_dirty = true;
+			}
+		}
+		return;
+	}
+}
+
+/* --- health check id -> backend index ----------------------------------- */
+
+static int hc_ent_cmp(const void *a, const void *b)
+{
+	const struct xlbd_hc_ent *x = a, *y = b;
+
+	return x->hc_id < y->hc_id ? -1 : x->hc_id > y->hc_id;
+}
+
+static void hc_index_rebuild(struct xlbd *d)
+{
+	size_t i, n = 0;
+
+	free(d->hc_index);
+	d->hc_index = calloc(d->state.n_backends ? d->state.n_backends : 1,
+			     sizeof(*d->hc_index));
+	d->n_hc_index = 0;
+	if (!d->hc_index)
+		return;
+	for (i = 0; i < d->state.n_backends; i++) {
+		if (!d->rt_bes[i].hc_id)
+			continue;
+		d->hc_index[n].hc_id = d->rt_bes[i].hc_id;
+		d->hc_index[n].idx = i;
+		n++;
+	}
+	qsort(d->hc_index, n, sizeof(*d->hc_index), hc_ent_cmp);
+	d->n_hc_index = n;
+}
+
+/* Backend index of a health check; state.n_backends if none. */
+static size_t hc_index_find(const struct xlbd *d, uint64_t id)
+{
+	struct xlbd_hc_ent k = { .hc_id = id }, *e;
+
+	if (!d->hc_index)
+		return d->state.n_backends;
+	e = bsearch(&k, d->hc_index, d->n_hc_index, sizeof(k), hc_ent_cmp);
+	return e ? e->idx : d->state.n_backends;
+}
+
+/* --- periodic ------------------------------------------------------------- */
+
+void xlbd_refresh(struct xlbd *d)
+{
+	size_t i;
+
+	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
+		struct xlbd_beid *b = &d->beids[i];
+		bool had = b->nh_ok;
+		struct xlb_nh before = b->nh;
+		struct xlb_err e = { "" };
+
+		if (!b->refs)
+			continue;
+		beid_resolve(d, (uint16_t)i);
+		if (b->nh_ok == had &&
+		    (!had || !memcmp(&before, &b->nh, sizeof(before))))
+			continue;
+		if (beid_write(d, (uint16_t)i, &e))
+			log_err("%s", e.msg);
+		else
+			log_debug("backend %zu: next hop %s", i,
+				  b->nh_ok ? "resolved" : "unknown");
+	}
+	for (i = 0; i < d->n_links; i++) {
+		struct xlbd_link *l = &d->links[i];
+		struct xlb_err e = { "" };
+
+		if (l->attached)
+			continue;
+		if (link_attach(d, l, &e))
+			snprintf(l->error, sizeof(l->error), "%s", e.msg);
+	}
+}
+
+/* --- adoption ------------------------------------------------------------- */
+
+static int adopt_vip_cb(struct xlbd *d, const struct xlb_vip_key *k,
+			const struct xlb_vip *v)
+{
+	struct adopted_vip *a;
+	struct xlb_err err = { "" };
+
+	a = realloc(adopted, (n_adopted + 1) * sizeof(*adopted));
+	if (!a)
+		return -ENOMEM;
+	adopted = a;
+	a = &adopted[n_adopted++];
+	memset(a, 0, sizeof(*a));
+	a->key = *k;
+	a->val = *v;
+	if (xlb_dp_table_read(&d->dp, v->id, &a->table, &err))
+		a->table.slots = NULL;
+	return 0;
+}
+
+int xlbd_adopt_ids(struct xlbd *d)
+{
+	struct xlb_vip_key key, next;
+	struct xlb_vip val;
+	void *prev = NULL;
+	uint32_t id;
+
+	for (id = 0; id < XLB_MAX_BACKENDS; id++) {
+		struct xlb_backend b;
+		struct xlbd_beid *e = &d->beids[id];
+
+		if (xlb_dp_backend_get(&d->dp, (uint16_t)id, &b) ||
+		    !(b.flags & XLB_BE_F_VALID))
+			continue;
+		memset(e, 0, sizeof(*e));
+		e->family = b.family;
+		e->encap = b.encap;
+		memcpy(e->addr, b.addr, sizeof(e->addr));
+		if (b.flags & XLB_BE_F_NEXTHOP) {
+			e->nh_ok = true;
+			e->nh.ifindex = b.ifindex;
+			memcpy(e->nh.dmac, b.dmac, sizeof(b.dmac));
+			memcpy(e->nh.smac, b.smac, sizeof(b.smac));
+		}
+	}
+	beid_hash_rebuild(d);
+
+	while (!bpf_map_get_next_key(d->dp.vips, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.family & XLB_FAMILY_FRAG || !key.proto)
+			continue;	/* derived entries */
+		if (bpf_map_lookup_elem(d->dp.vips, &key, &val))
+			continue;
+		if (val.flags & XLB_VIP_F_ADDR_ONLY)
+			continue;
+		if (adopt_vip_cb(d, &key, &val))
+			return -ENOMEM;
+	}
+	log_info("adopted %zu VIPs from the pinned maps", n_adopted);
+	return 0;
+}
+
+int xlbd_realize_init(struct xlbd *d)
+{
+	d->beids = calloc(XLB_MAX_BACKENDS, sizeof(*d->beids));
+	d->beid_hash_size = 1u << 17;
+	d->beid_hash = calloc(d->beid_hash_size, sizeof(*d->beid_hash));
+	if (!d->beids || !d->beid_hash)
+		return -ENOMEM;
+	return 0;
+}
+
+void xlbd_realize_free(struct xlbd *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->state.n_vips; i++)
+		rt_vip_free(&d->rt_vips[i]);
+	free(d->rt_vips);
+	free(d->rt_bes);
+	free(d->beids);
+	free(d->beid_hash);
+	free(d->links);
+	free(d->hc_index);
+	for (i = 0; i < n_adopted; i++)
+		xlb_table_free(&adopted[i].table);
+	free(adopted);
+	adopted = NULL;
+	n_adopted = 0;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What xlbd keeps on disk.
+ *
+ *  - The desired configuration, STATE_DIR/state.conf, in the config grammar
+ *    (xlb_config_save): rewritten after every accepted change with write,
+ *    fsync, rename, fsync of the folder, so a crash leaves the old file or
+ *    the new one.  Loaded at start, so runtime changes survive restarts and
+ *    reboots.
+ *  - The runtime file, /run/xlb/INSTANCE.runtime.json: per VIP the table
+ *    generation and when it last changed, per backend its health.  It lives
+ *    as long as the pinned maps (both go with a reboot), and lets a
+ *    restarted daemon continue generations and keep ejected backends out
+ *    instead of putting them back until their checks fail again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "config.h"
+#include "xlbd.h"
+
+struct xlbd_prev *xlbd_prev;
+size_t xlbd_n_prev;
+
+static int write_atomic(const char *path, const char *data, size_t len)
+{
+	char tmp[600], dir[600];
+	int fd, ret = 0;
+	ssize_t w;
+	size_t off = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		w = write(fd, data + off, len - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		off += (size_t)w;
+	}
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return ret;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	return 0;
+}
+
+int xlbd_save_state(struct xlbd *d)
+{
+	char *text = NULL;
+	int ret;
+
+	ret = xlb_config_save(&d->state, &text);
+	if (ret)
+		return ret;
+	ret = write_atomic(d->state_file, text, strlen(text));
+	free(text);
+	if (ret)
+		log_err("cannot save the configuration to %s: %s",
+			d->state_file, strerror(-ret));
+	return ret;
+}
+
+int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
+		   struct xlb_err *err)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+	int ret;
+
+	*found = f != NULL;
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		return xlb_errf(err, errno, "cannot open %s: %s", path,
+				strerror(errno));
+	}
+	buf = malloc(XLB_FILE_MAX + 1);
+	if (!buf) {
+		fclose(f);
+		return xlb_errf(err, ENOMEM, "out of memory");
+	}
+	n = fread(buf, 1, XLB_FILE_MAX + 1, f);
+	ret = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (ret) {
+		free(buf);
+		return xlb_errf(err, EIO, "cannot read %s", path);
+	}
+	if (n > XLB_FILE_MAX) {
+		free(buf);
+		return xlb_errf(err, EFBIG, "%s: larger than %u bytes", path,
+				XLB_FILE_MAX);
+	}
+	ret = xlb_config_parse(buf, n, path, s, err);
+	free(buf);
+	return ret;
+}
+
+void xlbd_runtime_save(struct xlbd *d)
+{
+	json_object *root = json_object_new_object();
+	json_object *vips = json_object_new_array();
+	json_object *bes = json_object_new_array();
+	const char *text;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < d->state.n_vips; i++) {
+		json_object *o = json_object_new_object();
+		char vs[XLB_VIP_STR_MAX];
+
+		json_object_object_add(o, "vip", json_object_new_string(
+			xlb_vip_str(&d->state.vips[i].key, vs)));
+		json_object_object_add(o, "generation", json_object_new_int64(
+			(int64_t)d->rt_vips[i].generation));
+		json_object_object_add(o, "changed_at", json_object_new_double(
+			d->rt_vips[i].changed_at));
+		json_object_array_add(vips, o);
+	}
+	for (i = 0; i < d->state.n_backends; i++) {
+		const struct xlb_backend_conf *b = &d->state.backends[i];
+		json_object *o = json_object_new_object();
+		char k[160], vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX];
+
+		snprintf(k, sizeof(k), "%s %s", xlb_vip_str(&b->vip, vs),
+			 xlb_addr_str(b->family, b->addr, as));
+		json_object_object_add(o, "backend", json_object_new_string(k));
+		json_object_object_add(o, "health",
+				       json_object_new_int(d->rt_bes[i].health));
+		json_object_array_add(bes, o);
+	}
+	json_object_object_add(root, "version", json_object_new_int(1));
+	json_object_object_add(root, "generation",
+			       json_object_new_int64((int64_t)d->generation));
+	json_object_object_add(root, "vips", vips);
+	json_object_object_add(root, "backends", bes);
+	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+	ret = write_atomic(d->runtime_file, text, strlen(text));
+	if (ret)
+		log_warn("cannot write %s: %s", d->runtime_file, strerror(-ret));
+	json_object_put(root);
+	d->runtime_dirty = false;
+}
+
+static void prev_add(const char *key, uint64_t gen, double at, int health)
+{
+	struct xlbd_prev *p;
+
+	p = realloc(xlbd_prev, (xlbd_n_prev + 1) * sizeof(*p));
+	if (!p)
+		return;
+	xlbd_prev = p;
+	p = &xlbd_prev[xlbd_n_prev++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->key, sizeof(p->key), "%s", key);
+	p->generation = gen;
+	p->changed_at = at;
+	p->health = health >= XLB_HC_UNKNOWN && health <= XLB_HC_DOWN ?
+		    (uint8_t)health : XLB_HC_UNKNOWN;
+}
+
+void xlbd_runtime_load(struct xlbd *d)
+{
+	json_object *root, *a, *o, *k, *v;
+	size_t i, n;
+
+	root = json_object_from_file(d->runtime_file);
+	if (!root)
+		return;
+	if (json_object_object_get_ex(root, "generation", &v))
+		d->generation = (uint64_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(root, "vips", &a) &&
+	    json_object_is_type(a, json_type_array)) {
+		n = json_object_array_length(a);
+		for (i = 0; i < n; i++) {
+			json_object *g, *c;
+
+			o = json_object_array_get_idx(a, i);
+			if (!json_object_object_get_ex(o, "vip", &k) ||
+			    !json_object_object_get_ex(o, "generation", &g) ||
+			    !json_object_object_get_ex(o, "changed_at", &c))
+				continue;
+			prev_add(json_object_get_string(k),
+				 (uint64_t)json_object_get_int64(g),
+				 json_object_get_double(c), XLB_HC_UNKNOWN);
+		}
+	}
+	if (json_object_object_get_ex(root, "backends", &a) &&
+	    json_object_is_type(a, json_type_array)) {
+		n = json_object_array_length(a);
+		for (i = 0; i < n; i++) {
+			o = json_object_array_get_idx(a, i);
+			if (!json_object_object_get_ex(o, "backend", &k) ||
+			    !json_object_object_get_ex(o, "health", &v))
+				continue;
+			prev_add(json_object_get_string(k), 0, 0,
+				 json_object_get_int(v));
+		}
+	}
+	json_object_put(root);
+	log_info("runtime of the previous daemon: %zu entries from %s",
+		 xlbd_n_prev, d->runtime_file);
+}

@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Results of the read commands (fields listed in user/proto.h), built from
+ * the desired state, the runtime and the maps.  Called with d->lock held.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "config.h"
+#include "explain.h"
+#include "xlbd.h"
+
+#define jadd(o, k, v)	json_object_object_add((o), (k), (v))
+#define jstr(s)		json_object_new_string(s)
+#define jint(v)		json_object_new_int64((int64_t)(v))
+#define jbool(v)	json_object_new_boolean((v) ? 1 : 0)
+#define jdbl(v)		json_object_new_double(v)
+
+static const char *const health_kinds[] = {
+	[XLB_HEALTH_NONE] = "none", [XLB_HEALTH_TCP] = "tcp",
+	[XLB_HEALTH_HTTP] = "http", [XLB_HEALTH_UDP] = "udp",
+	[XLB_HEALTH_INHERIT] = "inherit",
+};
+static const char *const hash_names[] = { "5tuple", "3tuple", "src" };
+static const char *const encap_names[] = { "ipip", "gue" };
+static const char *const admin_names[] = { "active", "drain", "down" };
+static const char *const health_names[] = { "unknown", "up", "down" };
+
+static json_object *health_json(const struct xlb_health *h)
+{
+	json_object *o = json_object_new_object();
+
+	jadd(o, "kind", jstr(h->kind <= XLB_HEALTH_INHERIT ?
+			     health_kinds[h->kind] : "?"));
+	jadd(o, "port", jint(h->port));
+	jadd(o, "interval_ms", jint(h->interval_ms));
+	jadd(o, "timeout_ms", jint(h->timeout_ms));
+	jadd(o, "rise", jint(h->rise));
+	jadd(o, "fall", jint(h->fall));
+	jadd(o, "http_path", jstr(h->http_path));
+	jadd(o, "http_status", jint(h->http_status));
+	return o;
+}
+
+static json_object *fp_json(uint64_t fp)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "0x%016llx", (unsigned long long)fp);
+	return jstr(b);
+}
+
+json_object *xlbd_show_links(struct xlbd *d)
+{
+	json_object *r = json_object_new_object(), *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < d->n_links; i++) {
+		const struct xlbd_link *l = &d->links[i];
+		json_object *o = json_object_new_object();
+
+		jadd(o, "ifname", jstr(l->ifname));
+		jadd(o, "ifindex", jint(l->ifindex));
+		jadd(o, "mode", jstr(l->mode == XLB_ATTACH_GENERIC ?
+				     "generic" : "native"));
+		jadd(o, "attached", jbool(l->attached));
+		jadd(o, "prog_id", jint(l->attached ? d->prog_id : 0));
+		if (l->error[0])
+			jadd(o, "error", jstr(l->error));
+		json_object_array_add(a, o);
+	}
+	jadd(r, "links", a);
+	return r;
+}
+
+json_object *xlbd_show_status(struct xlbd *d)
+{
+	json_object *r = json_object_new_object(), *links;
+
+	jadd(r, "version", jstr(XLBD_VERSION));
+	jadd(r, "pid", jint(getpid()));
+	jadd(r, "instance", jstr(d->o.instance));
+	jadd(r, "uptime_s", jdbl(xlbd_now() - d->started_at));
+	jadd(r, "generation", jint(d->generation));
+	jadd(r, "config_file", jstr(d->o.config));
+	jadd(r, "state_file", jstr(d->state_file));
+	jadd(r, "pin_dir", jstr(d->pin_dir));
+	jadd(r, "adopted", jbool(d->adopted));
+	jadd(r, "vips", jint(d->state.n_vips));
+	jadd(r, "backends", jint(d->state.n_backends));
+	links = xlbd_show_links(d);
+	jadd(r, "links", json_object_get(json_object_object_get(links,
+								"links")));
+	json_object_put(links);
+	return r;
+}
+
+static int find_vip(struct xlbd *d, const char *s, long *idx,
+		    struct xlb_err *err)
+{
+	struct xlb_vip_key k;
+	char vs[XLB_VIP_STR_MAX];
+	int ret;
+
+	ret = xlb_vip_parse(s, &k, err);
+	if (ret)
+		return ret;
+	*idx = xlbd_vip_index(d, &k);
+	if (*idx < 0)
+		return xlb_errf(err, ENOENT, "no VIP %s", xlb_vip_str(&k, vs));
+	return 0;
+}
+
+/* Bytes the kernel charges for the VIP's table map (M + 1 u32 values). */
+static uint64_t table_bytes(uint32_t m)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t b = ((uint64_t)m + 1) * sizeof(struct xlb_slot);
+
+	/* mmapable arrays are page-rounded */
+	return (b + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
+}
+
+static json_object *vip_stats_json(struct xlbd *d, uint32_t id)
+{
+	json_object *o = json_object_new_object();
+	struct xlb_vip_stats st = { 0 };
+
+	xlb_dp_vip_stats(&d->dp, id, &st);
+	jadd(o, "packets", jint(st.packets));
+	jadd(o, "bytes", jint(st.bytes));
+	jadd(o, "new_flows", jint(st.new_flows));
+	jadd(o, "ct_hits", jint(st.ct_hits));
+	jadd(o, "ct_misses", jint(st.ct_misses));
+	return o;
+}
+
+static json_object *vip_json(struct xlbd *d, size_t i)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[i];
+	const struct xlbd_vip *rv = &d->rt_vips[i];
+	json_object *o = json_object_new_object();
+	char vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX];
+	static const __be32 zero[4];
+	size_t n = xlb_state_vip_backends(&d->state, &v->key, NULL, 0);
+	size_t k, healthy = 0, first;
+
+	jadd(o, "vip", jstr(xlb_vip_str(&v->key, vs)));
+	jadd(o, "id", jint(rv->id));
+	jadd(o, "algo", jstr(xlb_algo_name(v->algo)));
+	jadd(o, "table_size", jint(v->table_size));
+	jadd(o, "vnodes", jint(v->vnodes));
+	jadd(o, "hash", jstr(v->hash_mode < 3 ? hash_names[v->hash_mode] : "?"));
+	jadd(o, "encap", jstr(v->encap < 2 ? encap_names[v->encap] : "?"));
+	jadd(o, "stateless", jbool(v->stateless));
+	jadd(o, "panic", jint(v->panic_pct));
+	if (v->src4) {
+		__be32 a4[4] = { v->src4 };
+
+		jadd(o, "src4", jstr(xlb_addr_str(XLB_FAMILY_INET, a4, as)));
+	}
+	if (memcmp(v->src6, zero, sizeof(zero)))
+		jadd(o, "src6", jstr(xlb_addr_str(XLB_FAMILY_INET6, v->src6,
+						  as)));
+	jadd(o, "health", health_json(&v->health));
+	/* the VIP's backends are contiguous in state order */
+	for (first = 0; first < d->state.n_backends; first++)
+		if (!memcmp(&d->state.backends[first].vip, &v->key,
+			    sizeof(v->key)))
+			break;
+	for (k = first; k < first + n; k++)
+		healthy += d->rt_bes[k].health != XLB_HC_DOWN;
+	jadd(o, "backends", jint(n));
+	jadd(o, "healthy", jint(healthy));
+	jadd(o, "in_table", jint(rv->in_table));
+	jadd(o, "panic_active", jbool(rv->panic));
+	jadd(o, "generation", jint(rv->generation));
+	jadd(o, "fingerprint", fp_json(rv->fingerprint));
+	jadd(o, "changed_at", jdbl(rv->changed_at));
+	jadd(o, "memory_bytes", jint(table_bytes(v->table_size)));
+	jadd(o, "stats", vip_stats_json(d, rv->id));
+	return o;
+}
+
+int xlbd_show_vips(struct xlbd *d, const char *vip, json_object **out,
+		   struct xlb_err *err)
+{
+	json_object *r, *a;
+	size_t i;
+	long idx = -1;
+	int ret;
+
+	if (vip) {
+		ret = find_vip(d, vip, &idx, err);
+		if (ret)
+			return ret;
+	}
+	r = json_object_new_object();
+	a = json_object_new_array();
+	for (i = 0; i < d->state.n_vips; i++)
+		if (idx < 0 || (size_t)idx == i)
+			json_object_array_add(a, vip_json(d, i));
+	jadd(r, "vips", a);
+	*out = r;
+	return 0;
+}
+
+/* Slots per backend id of VIP i's published table (counts[id]). */
+static uint32_t *slot_counts(const struct xlbd_vip *rv)
+{
+	uint32_t *c = calloc(XLB_MAX_BACKENDS + 1, sizeof(*c));
+	uint32_t s;
+
+	if (!c)
+		return NULL;
+	for (s = 0; s < rv->table.size; s++)
+		if (rv->table.slots[s].primary <= XLB_BACKEND_ID_MAX)
+			c[rv->table.slots[s].primary]++;
+	return c;
+}
+
+static size_t vip_first_backend(const struct xlbd *d, size_t vi)
+{
+	size_t i;
+
+	for (i = 0; i < d->state.n_backends; i++)
+		if (!memcmp(&d->state.backends[i].vip, &d->state.vips[vi].key,
+			    sizeof(struct xlb_vip_key)))
+			return i;
+	return d->state.n_backends;
+}
+
+int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
+		       struct xlb_err *err)
+{
+	json_object *r, *a;
+	uint32_t *counts;
+	size_t i, first, n;
+	long vi;
+	int ret;
+
+	ret = find_vip(d, vip, &vi, err);
+	if (ret)
+		return ret;
+	counts = slot_counts(&d->rt_vips[vi]);
+	if (!counts)
+		return xlb_errf(err, ENOMEM, "out of memory");
+	n = xlb_state_vip_backends(&d->state, &d->state.vips[vi].key, NULL, 0);
+	first = vip_first_backend(d, (size_t)vi);
+	r = json_object_new_object();
+	a = json_object_new_array();
+	for (i = first; i < first + n; i++) {
+		const struct xlb_backend_conf *b = &d->state.backends[i];
+		const struct xlbd_be *rb = &d->rt_bes[i];
+		json_object *o = json_object_new_object();
+		struct xlb_health h;
+		struct xlb_counter c = { 0 };
+		char as[XLB_ADDR_STR_MAX];
+		uint32_t m = d->rt_vips[vi].table.size;
+
+		xlbd_backend_health(d, i, &h);
+		xlb_dp_backend_stats(&d->dp, rb->id, &c);
+		jadd(o, "addr", jstr(xlb_addr_str(b->family, b->addr, as)));
+		jadd(o, "name", jstr(b->name));
+		jadd(o, "id", jint(rb->id));
+		jadd(o, "weight", jint(b->weight));
+		jadd(o, "state", jstr(admin_names[b->admin % 3]));
+		jadd(o, "health", jstr(health_names[rb->health % 3]));
+		jadd(o, "check", health_json(&h));
+		if (rb->has_result) {
+			json_object *lc = json_object_new_object();
+
+			jadd(lc, "ok", jbool(rb->last.ok));
+			jadd(lc, "detail", jstr(rb->last.detail));
+			jadd(lc, "at", jdbl(rb->last_at));
+			jadd(lc, "rtt_ms", jint(rb->last.rtt_ms));
+			jadd(o, "last_check", lc);
+		} else {
+			jadd(o, "last_check", NULL);
+		}
+		jadd(o, "in_table", jbool(counts[rb->id] > 0));
+		jadd(o, "slots", jint(counts[rb->id]));
+		jadd(o, "share", jdbl(m ? (double)counts[rb->id] / m : 0));
+		/* counters are per data-path id: shared by VIPs using it */
+		jadd(o, "packets", jint(c.packets));
+		jadd(o, "bytes", jint(c.bytes));
+		json_object_array_add(a, o);
+	}
+	free(counts);
+	jadd(r, "vip", jstr(vip));
+	jadd(r, "backends", a);
+	*out = r;
+	return 0;
+}
+
+int xlbd_show_table(struct xlbd *d, const char *vip, json_object **out,
+		    struct xlb_err *err)
+{
+	const struct xlb_vip_conf *v;
+	const struct xlbd_vip *rv;
+	json_object *r, *a;
+	uint32_t *counts, max = 0, total_w = 0, in = 0;
+	size_t i, first, n;
+	char vs[XLB_VIP_STR_MAX];
+	long vi;
+	int ret;
+
+	ret = find_vip(d, vip, &vi, err);
+	if (ret)
+		return ret;
+	v = &d->state.vips[vi];
+	rv = &d->rt_vips[vi];
+	counts = slot_counts(rv);
+	if (!counts)
+		return xlb_errf(err, ENOMEM, "out of memory");
+	n = xlb_state_vip_backends(&d->state, &v->key, NULL, 0);
+	first = vip_first_backend(d, (size_t)vi);
+	for (i = 0; i < rv->n_specs; i++)
+		if (rv->specs[i].state == XLB_BACKEND_ACTIVE)
+			total_w += rv->specs[i].weight;
+	r = json_object_new_object();
+	a = json_object_new_array();
+	for (i = first; i < first + n; i++) {
+		const struct xlb_backend_conf *b = &d->state.backends[i];
+		uint16_t id = d->rt_bes[i].id;
+		json_object *o = json_object_new_object();
+		char as[XLB_ADDR_STR_MAX];
+		double ideal = 0;
+		size_t k;
+
+		for (k = 0; k < rv->n_specs; k++)
+			if (rv->specs[k].id == id &&
+			    rv->specs[k].state == XLB_BACKEND_ACTIVE &&
+			    total_w)
+				ideal = (double)rv->specs[k].weight / total_w;
+		jadd(o, "name", jstr(b->name));
+		jadd(o, "addr", jstr(xlb_addr_str(b->family, b->addr, as)));
+		jadd(o, "id", jint(id));
+		jadd(o, "slots", jint(counts[id]));
+		jadd(o, "share", jdbl(rv->table.size ?
+				      (double)counts[id] / rv->table.size : 0));
+		jadd(o, "ideal_share", jdbl(ideal));
+		json_object_array_add(a, o);
+		if (counts[id]) {
+			in++;
+			if (counts[id] > max)
+				max = counts[id];
+		}
+	}
+	jadd(r, "vip", jstr(xlb_vip_str(&v->key, vs)));
+	jadd(r, "algo", jstr(xlb_algo_name(v->algo)));
+	jadd(r, "table_size", jint(rv->table.size));
+	jadd(r, "generation", jint(rv->generation));
+	jadd(r, "fingerprint", fp_json(rv->fingerprint));
+	jadd(r, "changed_at", jdbl(rv->changed_at));
+	jadd(r, "backends_max_avg",
+	     jdbl(in ? (double)max / ((double)rv->table.size / in) : 0));
+	jadd(r, "backends", a);
+	if (v->algo == XLB_ALGO_MAGLEV && in &&
+	    (uint64_t)v->table_size < 100ull * in) {
+		char w[200];
+
+		snprintf(w, sizeof(w),
+			 "table size %u is below 100 x %u backends: Maglev moves more flows than the ideal on every change; use a larger table-size",
+			 v->table_size, in);
+		jadd(r, "warning", jstr(w));
+	}
+	free(counts);
+	*out = r;
+	return 0;
+}
+
+int xlbd_show_stats(struct xlbd *d, const char *vip, json_object **out,
+		    struct xlb_err *err)
+{
+	static const char *const actions[XLB_ACTIONS] = {
+		"aborted", "drop", "pass", "tx", "redirect" };
+	__u64 ev[XLB_EV_MAX] = { 0 }, act[XLB_ACTIONS] = { 0 };
+	json_object *r, *a, *e, *x;
+	long only = -1;
+	__u32 cnt = 0;
+	size_t i, k;
+	int ret;
+
+	if (vip) {
+		ret = find_vip(d, vip, &only, err);
+		if (ret)
+			return ret;
+	}
+	r = json_object_new_object();
+	a = json_object_new_array();
+	jadd(r, "time", jdbl(xlbd_now()));
+	for (i = 0; i < d->state.n_vips; i++) {
+		const struct xlb_vip_conf *v = &d->state.vips[i];
+		json_object *o, *bs = json_object_new_array();
+		size_t first, n;
+		char vs[XLB_VIP_STR_MAX];
+
+		if (only >= 0 && (size_t)only != i) {
+			json_object_put(bs);
+			continue;
+		}
+		o = vip_stats_json(d, d->rt_vips[i].id);
+		jadd(o, "vip", jstr(xlb_vip_str(&v->key, vs)));
+		n = xlb_state_vip_backends(&d->state, &v->key, NULL, 0);
+		first = vip_first_backend(d, i);
+		for (k = first; k < first + n; k++) {
+			const struct xlb_backend_conf *b = &d->state.backends[k];
+			json_object *bo = json_object_new_object();
+			struct xlb_counter c = { 0 };
+			char as[XLB_ADDR_STR_MAX];
+
+			xlb_dp_backend_stats(&d->dp, d->rt_bes[k].id, &c);
+			jadd(bo, "name", jstr(b->name));
+			jadd(bo, "addr", jstr(xlb_addr_str(b->family, b->addr,
+							   as)));
+			jadd(bo, "packets", jint(c.packets));
+			jadd(bo, "bytes", jint(c.bytes));
+			json_object_array_add(bs, bo);
+		}
+		jadd(o, "backends", bs);
+		json_object_array_add(a, o);
+	}
+	jadd(r, "vips", a);
+	xlb_dp_events(&d->dp, ev);
+	e = json_object_new_object();
+	for (k = 0; k < XLB_EV_MAX; k++)
+		jadd(e, xlb_event_name((int)k), jint(ev[k]));
+	jadd(r, "events", e);
+	xlb_dp_actions(&d->dp, act);
+	x = json_object_new_object();
+	for (k = 0; k < XLB_ACTIONS; k++)
+		jadd(x, actions[k], jint(act[k]));
+	jadd(r, "actions", x);
+	xlb_dp_ct_count(&d->dp, &cnt);
+	jadd(r, "conntrack_entries", jint(cnt));
+	*out = r;
+	return 0;
+}
+
+/* --- explain -------------------------------------------------------------- */
+
+/* "ADDR:PORT" (IPv6 in brackets) into family, address, port. */
+static int host_port(const char *s, uint8_t *family, __be32 addr[4],
+		     __be16 *port)
+{
+	const char *colon = strrchr(s, ':');
+	char a[XLB_ADDR_STR_MAX + 2];
+	char *end;
+	unsigned long p;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(a))
+		return -EINVAL;
+	memcpy(a, s, (size_t)(colon - s));
+	a[colon - s] = 0;
+	if (strchr(a, ':') && a[0] != '[')
+		return -EINVAL;
+	if (xlb_addr_parse(a, family, addr))
+		return -EINVAL;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || p > 65535 ||
+	    !isdigit((unsigned char)colon[1]))
+		return -EINVAL;
+	*port = htons((uint16_t)p);
+	return 0;
+}
+
+static int parse_flow(const char *s, struct xlb_flow *f, struct xlb_err *err)
+{
+	char proto[8], src[80], arrow[4], dst[80], extra[2];
+	uint8_t fs, fd;
+	int n;
+
+	memset(f, 0, sizeof(*f));
+	n = sscanf(s, "%7s %79s %3s %79s %1s", proto, src, arrow, dst, extra);
+	if (n != 4 || strcmp(arrow, "->"))
+		return xlb_errf(err, EINVAL,
+				"flow \"%.80s\": expected PROTO SRC:PORT -> DST:PORT, e.g. tcp 198.51.100.7:40000 -> 192.0.2.10:80",
+				s);
+	if (!strcmp(proto, "tcp"))
+		f->proto = IPPROTO_TCP;
+	else if (!strcmp(proto, "udp"))
+		f->proto = IPPROTO_UDP;
+	else
+		return xlb_errf(err, EINVAL,
+				"flow: unknown protocol \"%s\"; use tcp or udp",
+				proto);
+	if (host_port(src, &fs, f->src.v6, &f->sport))
+		return xlb_errf(err, EINVAL,
+				"flow: source \"%s\" is not ADDR:PORT (IPv6 in brackets)",
+				src);
+	if (host_port(dst, &fd, f->dst.v6, &f->dport))
+		return xlb_errf(err, EINVAL,
+				"flow: destination \"%s\" is not ADDR:PORT (IPv6 in brackets)",
+				dst);
+	if (fs != fd)
+		return xlb_errf(err, EINVAL,
+				"flow: source and destination are of different families");
+	f->family = fs;
+	return 0;
+}
+
+static json_object *be_json(struct xlbd *d, size_t vi, uint16_t id)
+{
+	json_object *o = json_object_new_object();
+	const struct xlbd_vip *rv = &d->rt_vips[vi];
+	const struct xlbd_beid *b = xlbd_beid(d, id);
+	char as[XLB_ADDR_STR_MAX];
+	size_t k;
+
+	jadd(o, "id", jint(id));
+	for (k = 0; k < rv->n_specs; k++)
+		if (rv->specs[k].id == id)
+			jadd(o, "name", jstr(rv->specs[k].name));
+	if (b)
+		jadd(o, "addr", jstr(xlb_addr_str(b->family, b->addr, as)));
+	return o;
+}
+
+static void flow_str(const struct xlb_flow *f, char *out, size_t len)
+{
+	char s[XLB_ADDR_STR_MAX], t[XLB_ADDR_STR_MAX];
+	bool v6 = f->family == XLB_FAMILY_INET6;
+
+	snprintf(out, len, "%s %s%s%s:%u -> %s%s%s:%u",
+		 f->proto == IPPROTO_TCP ? "tcp" : "udp", v6 ? "[" : "",
+		 xlb_addr_str(f->family, f->src.v6, s), v6 ? "]" : "",
+		 ntohs(f->sport), v6 ? "[" : "",
+		 xlb_addr_str(f->family, f->dst.v6, t), v6 ? "]" : "",
+		 ntohs(f->dport));
+}
+
+int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
+		 struct xlb_err *err)
+{
+	struct xlb_vip_key k = { 0 };
+	const struct xlb_vip_conf *v;
+	const struct xlbd_vip *rv;
+	struct xlb_pick pick;
+	struct xlb_flow f;
+	struct xlb_ct ct;
+	json_object *r;
+	char fs[200], vs[XLB_VIP_STR_MAX];
+	long vi;
+	int ret, target = -1;
+
+	ret = parse_flow(flow, &f, err);
+	if (ret)
+		return ret;
+	r = json_object_new_object();
+	flow_str(&f, fs, sizeof(fs));
+	jadd(r, "flow", jstr(fs));
+
+	/* the data path's VIP match: exact port, then port 0 */
+	memcpy(k.addr, f.dst.v6, sizeof(k.addr));
+	k.family = f.family;
+	k.proto = f.proto;
+	k.port = f.dport;
+	vi = xlbd_vip_index(d, &k);
+	if (vi < 0) {
+		k.port = 0;
+		vi = xlbd_vip_index(d, &k);
+	}
+	if (vi < 0) {
+		jadd(r, "verdict", jstr("pass"));
+		jadd(r, "reason", jstr("not addressed to a VIP: passed to the stack untouched"));
+		*out = r;
+		return 0;
+	}
+	v = &d->state.vips[vi];
+	rv = &d->rt_vips[vi];
+	jadd(r, "vip", jstr(xlb_vip_str(&v->key, vs)));
+	xlb_explain_pick(&d->state.global.key, v->hash_mode, &rv->table, &f,
+			 &pick);
+	jadd(r, "hash", jint(pick.hash));
+	jadd(r, "slot", jint(pick.slot));
+	jadd(r, "table_size", jint(rv->table.size));
+	if (pick.primary != XLB_BACKEND_NONE)
+		jadd(r, "primary", be_json(d, (size_t)vi, pick.primary));
+	if (pick.secondary != XLB_BACKEND_NONE)
+		jadd(r, "secondary", be_json(d, (size_t)vi, pick.secondary));
+
+	if (!v->stateless && !xlb_dp_ct_lookup(&d->dp, &f, &ct)) {
+		json_object *c = json_object_new_object();
+		struct xlb_backend be;
+		struct timespec ts;
+		bool valid;
+		uint64_t now;
+
+		/* last_seen is bpf_ktime_get_coarse_ns: CLOCK_MONOTONIC_COARSE */
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		valid = !xlb_dp_backend_get(&d->dp, ct.backend, &be) &&
+			(be.flags & XLB_BE_F_VALID) && be.epoch == ct.epoch &&
+			(f.proto != IPPROTO_UDP ||
+			 now - ct.last_seen <=
+			 (uint64_t)d->state.global.udp_idle_s * 1000000000ull);
+		jadd(c, "backend", be_json(d, (size_t)vi, ct.backend));
+		jadd(c, "age_ms", jint(now > ct.last_seen ?
+				       (now - ct.last_seen) / 1000000 : 0));
+		jadd(c, "valid", jbool(valid));
+		jadd(r, "conntrack", c);
+		if (valid)
+			target = ct.backend;
+	}
+	if (target >= 0) {
+		jadd(r, "verdict", jstr("forward"));
+		jadd(r, "reason", jstr("established: the connection table keeps the flow on its backend"));
+	} else if (pick.primary == XLB_BACKEND_NONE) {
+		jadd(r, "verdict", jstr("drop"));
+		jadd(r, "reason", jstr(rv->table.size ?
+			"the VIP's table is empty: no usable backend" :
+			"the VIP has no table yet"));
+	} else {
+		target = pick.primary;
+		jadd(r, "verdict", jstr("forward"));
+		jadd(r, "reason", jstr(v->stateless ?
+			"stateless VIP: every packet takes the table's primary" :
+			"new flow: the table's primary (the connection table will remember it)"));
+	}
+	if (target >= 0)
+		jadd(r, "backend", be_json(d, (size_t)vi, (uint16_t)target));
+	*out = r;
+	return 0;
+}

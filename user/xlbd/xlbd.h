@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xlbd: the control daemon.  One event loop (main.c) owns everything below;
+ * the metrics thread (metrics.c) only reads, under `lock`.
+ *
+ *   desired state (user/state.h) --realize.c--> maps (user/datapath.h)
+ *        ^                                          ^
+ *   control.c (socket, JSON)        health.c results, neighbours
+ *
+ * Runtime beside the desired state: per VIP its data-path id, published
+ * table, generation and fingerprint; per backend its data-path id and
+ * health.  Both survive a restart: ids and tables are read back from the
+ * pinned maps, generations and health from the runtime file (runtime.c).
+ */
+#ifndef XLBD_H
+#define XLBD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "datapath.h"
+#include "health.h"
+#include "lookup_table.h"
+#include "neigh.h"
+#include "state.h"
+
+#define XLBD_VERSION		"0.2"
+
+struct xdp_program;
+struct json_object;
+
+enum xlbd_log_level {
+	XLBD_LOG_ERR = 3,
+	XLBD_LOG_WARNING = 4,
+	XLBD_LOG_NOTICE = 5,
+	XLBD_LOG_INFO = 6,
+	XLBD_LOG_DEBUG = 7,
+};
+
+void xlbd_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+extern int xlbd_log_level;
+
+#define log_err(...)	xlbd_log(XLBD_LOG_ERR, __VA_ARGS__)
+#define log_warn(...)	xlbd_log(XLBD_LOG_WARNING, __VA_ARGS__)
+#define log_notice(...)	xlbd_log(XLBD_LOG_NOTICE, __VA_ARGS__)
+#define log_info(...)	xlbd_log(XLBD_LOG_INFO, __VA_ARGS__)
+#define log_debug(...)	xlbd_log(XLBD_LOG_DEBUG, __VA_ARGS__)
+
+/* A data-path backend id: one per (family, address, encapsulation). */
+struct xlbd_beid {
+	uint32_t refs;		/* runtime backends using it; 0: free */
+	uint8_t family;
+	uint8_t encap;
+	__be32 addr[4];
+	bool nh_ok;		/* next hop resolved and written */
+	struct xlb_nh nh;
+};
+
+/* Runtime of one VIP; rt_vips[i] belongs to state.vips[i]. */
+struct xlbd_vip {
+	uint32_t id;			/* data-path VIP id */
+	uint64_t generation;		/* tables published so far */
+	uint64_t fingerprint;
+	double changed_at;		/* unix seconds of the last publish */
+	bool published;			/* table in the map matches `table` */
+	bool panic;
+	uint32_t in_table;		/* backends with slots */
+	uint32_t eligible, down;	/* for panic */
+	struct xlb_table table;		/* as published */
+	struct xlb_table_params params;	/* it was built with */
+	struct xlb_backend_spec *specs;	/* it was built from (names owned) */
+	size_t n_specs;
+	uint32_t errors;		/* publish failures since last success */
+};
+
+/* Runtime of one backend; rt_bes[i] belongs to state.backends[i]. */
+struct xlbd_be {
+	uint16_t id;			/* data-path backend id */
+	uint64_t hc_id;			/* health check (0: none) */
+	struct xlb_hc_target target;	/* of the check, if any */
+	uint8_t health;			/* enum xlb_hc_health */
+	bool hc_pending;		/* target to hand to the engine */
+	bool has_result;
+	struct xlb_hc_result last;
+	double last_at;			/* unix seconds of the last result */
+};
+
+struct xlbd_hc_ent {
+	uint64_t hc_id;
+	size_t idx;
+};
+
+struct xlbd_link {
+	char ifname[XLB_IFNAME_MAX];
+	int ifindex;
+	uint8_t mode;
+	bool attached;
+	char error[256];
+};
+
+struct xlbd_opts {
+	const char *instance;
+	const char *config;		/* config file (reload, SIGHUP) */
+	bool config_given;		/* -c: apply it at start */
+	const char *socket;
+	const char *state_dir;
+	const char *metrics;		/* "ADDR:PORT" or "none" */
+	const char *group;
+	bool cleanup;
+};
+
+struct xlbd {
+	struct xlbd_opts o;
+	char pin_dir[256];
+	char state_file[512];
+	char runtime_file[256];
+	gid_t group_gid;		/* may change state besides root */
+	bool group_set;
+
+	pthread_mutex_t lock;		/* state below vs. the metrics thread */
+	struct xlb_state state;
+	struct xlbd_vip *rt_vips;
+	struct xlbd_be *rt_bes;
+	struct xlbd_beid *beids;	/* XLB_MAX_BACKENDS */
+	uint32_t *beid_hash;		/* open addressing, id + 1, 0 empty */
+	uint32_t beid_hash_size;
+	uint64_t next_hc_id;
+	struct xlbd_hc_ent *hc_index;	/* by hc_id: backend index */
+	size_t n_hc_index;
+	struct xlbd_link *links;
+	size_t n_links;
+
+	struct xlb_dp dp;
+	int prog_fd;
+	uint32_t prog_id;
+	struct xdp_program *xprog;
+	bool adopted;
+	struct xlb_hc *hc;
+	struct xlb_neigh *neigh;
+
+	uint64_t generation;		/* accepted changes */
+	double started_at;
+	bool dirty;			/* tables to recompute */
+	bool runtime_dirty;		/* runtime file to rewrite */
+	bool lenient_links;		/* start: a link that cannot be
+					 * attached is retried, not fatal */
+	bool stop;			/* leave the loop */
+	bool shutdown;			/* ... and detach, unpin */
+
+	/* control-plane figures, for metrics */
+	uint64_t updates;		/* reconciliations that published */
+	double update_seconds_sum;
+	double update_seconds_last;
+	uint64_t publish_errors;
+	uint64_t hc_results[2];		/* failed, succeeded */
+
+	void *metrics;			/* struct MHD_Daemon */
+};
+
+double xlbd_now(void);			/* unix seconds, CLOCK_REALTIME */
+
+/* realize.c: desired state + health -> runtime and maps */
+int xlbd_realize_init(struct xlbd *d);
+void xlbd_realize_free(struct xlbd *d);
+/*
+ * Make s the desired state: checks capacity, attaches new links (rolling
+ * back on failure), rebuilds the runtime, publishes changed tables and
+ * removes what went away.  On error (err says why) nothing changed.
+ */
+int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err);
+/* Recompute and publish the tables whose inputs changed (health, panic). */
+void xlbd_reconcile(struct xlbd *d);
+/* Adopt ids from the pinned maps (after xlb_dp_from_pins). */
+int xlbd_adopt_ids(struct xlbd *d);
+/* Re-resolve next hops of every backend; retry links that failed. */
+void xlbd_refresh(struct xlbd *d);
+/* A health verdict. */
+void xlbd_health_result(void *ctx, uint64_t id, const struct xlb_hc_result *r);
+/* Detach every link (shutdown). */
+void xlbd_detach_all(struct xlbd *d);
+const struct xlbd_beid *xlbd_beid(const struct xlbd *d, uint16_t id);
+/* Index of the VIP in state.vips, -1 if none. */
+long xlbd_vip_index(const struct xlbd *d, const struct xlb_vip_key *key);
+/* Effective health check of backend i. */
+void xlbd_backend_health(const struct xlbd *d, size_t i, struct xlb_health *h);
+
+/* runtime.c: persistence */
+struct xlbd_prev {			/* of the previous daemon */
+	char key[160];			/* "VIP" or "VIP ADDR" */
+	uint64_t generation;
+	double changed_at;
+	uint8_t health;
+};
+
+extern struct xlbd_prev *xlbd_prev;
+extern size_t xlbd_n_prev;
+
+int xlbd_save_state(struct xlbd *d);
+int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
+		   struct xlb_err *err);
+void xlbd_runtime_save(struct xlbd *d);
+/* Generations, fingerprints and health of the previous daemon. */
+void xlbd_runtime_load(struct xlbd *d);
+
+/* control.c */
+int xlbd_control_open(struct xlbd *d, int epfd);
+void xlbd_control_event(struct xlbd *d, int epfd, int fd, uint32_t events);
+void xlbd_control_sweep(struct xlbd *d, int epfd);	/* timeouts */
+void xlbd_control_close(struct xlbd *d);
+/* Apply a whole new state from config text (restore, reload, SIGHUP). */
+int xlbd_restore_text(struct xlbd *d, const char *text, size_t len,
+		      const char *name, struct xlb_err *err);
+
+/* show.c: results of read commands (json-c objects) */
+struct json_object *xlbd_show_status(struct xlbd *d);
+struct json_object *xlbd_show_links(struct xlbd *d);
+int xlbd_show_vips(struct xlbd *d, const char *vip, struct json_object **out,
+		   struct xlb_err *err);
+int xlbd_show_backends(struct xlbd *d, const char *vip,
+		       struct json_object **out, struct xlb_err *err);
+int xlbd_show_table(struct xlbd *d, const char *vip, struct json_object **out,
+		    struct xlb_err *err);
+int xlbd_show_stats(struct xlbd *d, const char *vip, struct json_object **out,
+		    struct xlb_err *err);
+int xlbd_explain(struct xlbd *d, const char *flow, struct json_object **out,
+		 struct xlb_err *err);
+
+/* metrics.c */
+int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err);
+void xlbd_metrics_stop(struct xlbd *d);
+
+#endif /* XLBD_H */
