@@ -36,6 +36,7 @@ ASAN_TESTS  := $(patsubst tests/unit/%.c,$(O)/asan/tests/unit/%,$(wildcard tests
 BPF_PROGS   := $(patsubst bpf/%.bpf.c,$(O)/%.bpf.o,$(wildcard bpf/*.bpf.c))
 BPF_SKELS   := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(wildcard bpf/*.bpf.c))
 BPF_TESTS   := $(patsubst tests/bpf/%.c,$(O)/tests/bpf/%,$(wildcard tests/bpf/*.c))
+DAEMON_TESTS := $(patsubst tests/daemon/%.c,$(O)/tests/daemon/%,$(wildcard tests/daemon/*.c))
 # BPF programs that exist only for tests (tests/bpf/progs/*.bpf.c)
 TEST_PROGS  := $(patsubst tests/bpf/progs/%.bpf.c,$(O)/tests/bpf/progs/%.skel.h,$(wildcard tests/bpf/progs/*.bpf.c))
 
@@ -122,8 +123,17 @@ $(O)/tests/bpf/%: tests/bpf/%.c $(wildcard tests/bpf/*.h) $(LIBXLB) $(BPF_SKELS)
 	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -I$(O)/tests/bpf/progs -o $@ $< \
 		$(LIBXLB) $(LDLIBS_XLB)
 
-test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS)
-	@tests/run.sh unit unit-asan bpf vm
+# xlbd and xlbctl together, as root, in network namespaces of their own
+$(O)/tests/daemon/%: tests/daemon/%.c $(LIBXLB) $(KSFT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
+
+test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(DAEMON_TESTS)
+	@tests/run.sh unit unit-asan bpf daemon vm
+
+.PHONY: test-daemon
+test-daemon: all $(DAEMON_TESTS)
+	@tests/run.sh daemon
 
 test-unit: $(UNIT_TESTS) $(TOOLS)
 	@tests/run.sh unit
@@ -139,6 +149,45 @@ test-bpf: $(BPF_TESTS)
 .PHONY: test-vm vmtest
 test-vm vmtest: $(BPF_TESTS)
 	@tests/run.sh vm
+
+# --- kernel module (kmod/) --------------------------------------------------
+# xlb_redirect.ko, built by Kbuild (top-level Kbuild -> kmod/Kbuild) against
+# the headers of the kernel Debian's linux-image-amd64 installs, the one the
+# vm tier boots; KDIR=/path/to/tree (or KVER=...) builds for another.  Its
+# tests (tests/kmod/, kselftest harness) are built here and run in the
+# guest by tests/vm/kmod.sh, with checkpatch.pl --strict from linux-source.
+KVER ?= $(or $(shell dpkg-query -W -f='$${Depends}' linux-image-amd64 2>/dev/null | \
+	       sed -n 's/^linux-image-\([^ ,]*\).*/\1/p'), \
+	     $(notdir $(lastword $(sort $(wildcard /lib/modules/6.1.*)))))
+KDIR ?= /lib/modules/$(KVER)/build
+KMOD_TESTS  := $(patsubst tests/kmod/%.c,$(O)/tests/kmod/%,$(wildcard tests/kmod/*.c))
+CHECKPATCH  := $(O)/checkpatch/checkpatch.pl
+
+.PHONY: kmod kmod-clean
+kmod:
+	@test -d $(KDIR) || { echo "kmod: no kernel tree at KDIR=$(KDIR) (make deps installs linux-headers-amd64)" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+kmod-clean:
+	rm -f kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd \
+		kmod/modules.order Module.symvers modules.order .*.cmd
+
+# checkpatch.pl and the files it reads beside it, from Debian's linux-source
+$(CHECKPATCH):
+	@mkdir -p $(dir $@)
+	tar -xJf $(KSFT_TAR) -C $(dir $@) --strip-components=2 \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+	@touch $@
+
+$(O)/tests/kmod/%: tests/kmod/%.c $(wildcard tests/kmod/*.h) tests/bpf/pkt.h $(LIBXLB) $(BPF_SKELS) $(KSFT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -Itests/bpf -o $@ $< $(LIBXLB) \
+		$(LDLIBS_XLB)
+
+test test-vm vmtest: kmod $(KMOD_TESTS) $(CHECKPATCH)
+clean: kmod-clean
 
 # --- fuzzing ----------------------------------------------------------------
 # libFuzzer (clang, libclang-rt-14-dev) on the config grammar: every input

@@ -1,0 +1,892 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xlbd and xlbctl together: a real daemon in a network namespace of the
+ * test's own, driven with the real CLI, checked against the pinned maps
+ * (read with libxlb, as a second daemon would) and against tables libxlb
+ * builds independently from the same inputs.
+ *
+ * Needs root.  Each case gets a fresh namespace, instance, socket and state
+ * folder, and its teardown kills the daemon, runs `xlbd --cleanup` and
+ * deletes the namespace, also when the case fails.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <bpf/bpf.h>
+#include <json-c/json.h>
+
+#include "kselftest_harness.h"
+
+#include "attach.h"
+#include "config.h"
+#include "datapath.h"
+#include "lookup_table.h"
+#include "proto.h"
+#include "state.h"
+
+#define KEY_HEX		"000102030405060708090a0b0c0d0e0f"
+#define VIP		"10.100.0.1:80/tcp"
+#define LB_ADDR		"10.77.0.1"
+#define BE_NET		"10.77.0."
+
+static char out[1 << 20];
+
+/* Run a shell command; its stdout in out[], its exit status returned. */
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	FILE *p;
+	size_t n;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+struct env {
+	char ns[32];
+	char inst[32];
+	char dir[64];
+	char sock[96];
+	char pins[128];
+	pid_t pid;
+};
+
+static int ctl(struct env *e, const char *fmt, ...)
+{
+	char args[3000];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	return sh("build/xlbctl -s %s %s 2>&1", e->sock, args);
+}
+
+/* xlbctl -j ... parsed; NULL on failure.  Caller puts it. */
+static json_object *ctl_json(struct env *e, const char *fmt, ...)
+{
+	char args[3000];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	if (sh("build/xlbctl -s %s -j %s", e->sock, args))
+		return NULL;
+	return json_tokener_parse(out);
+}
+
+static const char *jget_str(json_object *o, const char *path)
+{
+	json_object *v = o;
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (tok = strtok_r(buf, ".", &save); tok && v;
+	     tok = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(v, json_type_array))
+			v = json_object_array_get_idx(v, atoi(tok));
+		else if (!json_object_object_get_ex(v, tok, &v))
+			v = NULL;
+	}
+	return v ? json_object_get_string(v) : NULL;
+}
+
+static long long jget_int(json_object *o, const char *path)
+{
+	const char *s = jget_str(o, path);
+
+	return s ? atoll(s) : -1;
+}
+
+static int daemon_start(struct env *e, const char *extra)
+{
+	char nsp[96], log[128];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int i;
+
+	snprintf(nsp, sizeof(nsp), "/var/run/netns/%s", e->ns);
+	snprintf(log, sizeof(log), "%s/xlbd.log", e->dir);
+	e->pid = fork();
+	if (!e->pid) {
+		int fd = open(nsp, O_RDONLY), lf;
+		char cmd[1024];
+
+		if (fd < 0 || setns(fd, CLONE_NEWNET))
+			_exit(127);
+		lf = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		dup2(lf, 2);
+		snprintf(cmd, sizeof(cmd),
+			 "exec build/xlbd --instance %s --socket %s --state-dir %s --metrics none %s",
+			 e->inst, e->sock, e->dir, extra ? extra : "");
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", e->sock);
+	for (i = 0; i < 100; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		int ok = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+
+		close(fd);
+		if (ok)
+			return 0;
+		if (waitpid(e->pid, NULL, WNOHANG) == e->pid) {
+			e->pid = 0;
+			return -1;
+		}
+		usleep(50000);
+	}
+	return -1;
+}
+
+static void daemon_stop(struct env *e, int sig)
+{
+	if (e->pid > 0) {
+		kill(e->pid, sig);
+		waitpid(e->pid, NULL, 0);
+	}
+	e->pid = 0;
+}
+
+static void env_up(struct env *e)
+{
+	snprintf(e->ns, sizeof(e->ns), "xd%d", getpid());
+	snprintf(e->inst, sizeof(e->inst), "t%d", getpid());
+	snprintf(e->dir, sizeof(e->dir), "/tmp/xlbd-test-%d", getpid());
+	snprintf(e->sock, sizeof(e->sock), "%s/s.sock", e->dir);
+	snprintf(e->pins, sizeof(e->pins), "/sys/fs/bpf/xlb/%s", e->inst);
+	sh("rm -rf %s; mkdir -p %s", e->dir, e->dir);
+	sh("ip netns del %s 2>/dev/null; ip netns add %s && "
+	   "ip -n %s link set lo up && "
+	   "ip -n %s link add xdA type veth peer name xdB && "
+	   "ip -n %s addr add " LB_ADDR "/24 dev xdA && "
+	   "ip -n %s link set xdA up && ip -n %s link set xdB up && "
+	   "for i in 2 3 4 5 6; do ip -n %s addr add " BE_NET "$i/32 dev xdB; done",
+	   e->ns, e->ns, e->ns, e->ns, e->ns, e->ns, e->ns, e->ns);
+}
+
+static void env_down(struct env *e)
+{
+	daemon_stop(e, SIGKILL);
+	sh("ip netns exec %s build/xlbd --instance %s --state-dir %s --cleanup 2>/dev/null; "
+	   "ip netns del %s 2>/dev/null; rm -rf %s",
+	   e->ns, e->inst, e->dir, e->ns, e->dir);
+}
+
+/* The pinned table of VIP (by its id from vip show), read with libxlb. */
+static int pinned_table(struct env *e, const char *vip, struct xlb_table *t)
+{
+	struct xlb_err err = { "" };
+	struct xlb_dp dp;
+	json_object *j = ctl_json(e, "vip show %s", vip);
+	long long id = j ? jget_int(j, "vips.0.id") : -1;
+	int ret;
+
+	json_object_put(j);
+	if (id < 0)
+		return -ENOENT;
+	ret = xlb_dp_from_pins(&dp, e->pins, &err);
+	if (ret)
+		return ret;
+	ret = xlb_dp_table_read(&dp, (__u32)id, t, &err);
+	xlb_dp_close(&dp);
+	return ret;
+}
+
+/* The table libxlb builds for these active backends (names = addresses). */
+static void expected_table(const char *const *names, const uint32_t *w,
+			   size_t n, uint32_t m, struct xlb_table *t,
+			   uint64_t *fp)
+{
+	struct xlb_backend_spec sp[16];
+	struct xlb_table_params p = { .algo = XLB_ALGO_MAGLEV, .size = m,
+				      .vnodes = XLB_RING_VNODES_DEFAULT };
+	struct xlb_err err;
+	size_t i;
+
+	struct xlb_op op;
+	int empty;
+
+	/* the key as the daemon parsed it */
+	xlb_op_parse_line("set key " KEY_HEX, &op, &empty, &err);
+	p.key = op.global.key;
+	for (i = 0; i < n; i++) {
+		sp[i].name = names[i];
+		sp[i].weight = w ? w[i] : 1;
+		sp[i].id = (uint16_t)i;
+		sp[i].state = XLB_BACKEND_ACTIVE;
+	}
+	xlb_table_build(t, &p, sp, n, &err);
+	*fp = xlb_table_fingerprint(t, sp, n);
+}
+
+/* Map each slot's id to its backend's name, to compare tables by name. */
+static int same_placement(struct env *e, const char *vip,
+			  const struct xlb_table *got, const char *const *names,
+			  size_t n, const struct xlb_table *want)
+{
+	json_object *j = ctl_json(e, "backend show %s", vip);
+	const char *by_id[65536] = { 0 };
+	size_t i, k;
+	int same = 1;
+
+	if (!j)
+		return 0;
+	for (k = 0; k < n + 4; k++) {
+		const char *nm;
+		char path[64];
+
+		snprintf(path, sizeof(path), "backends.%zu.name", k);
+		nm = jget_str(j, path);
+		if (!nm)
+			break;
+		snprintf(path, sizeof(path), "backends.%zu.id", k);
+		by_id[jget_int(j, path)] = nm;
+	}
+	if (got->size != want->size)
+		same = 0;
+	for (i = 0; same && i < got->size; i++) {
+		const char *g = by_id[got->slots[i].primary];
+		const char *w = names[want->slots[i].primary];
+
+		if (!g || strcmp(g, w))
+			same = 0;
+	}
+	json_object_put(j);
+	return same;
+}
+
+FIXTURE(xlbd) {
+	struct env e;
+};
+
+FIXTURE_SETUP(xlbd)
+{
+	if (getuid())
+		SKIP(return, "needs root");
+	env_up(&self->e);
+	ASSERT_EQ(0, daemon_start(&self->e, NULL)) {
+		sh("cat %s/xlbd.log", self->e.dir);
+		TH_LOG("xlbd did not start: %s", out);
+	}
+	ASSERT_EQ(0, ctl(&self->e, "set key " KEY_HEX)) TH_LOG("%s", out);
+}
+
+FIXTURE_TEARDOWN(xlbd)
+{
+	env_down(&self->e);
+}
+
+/* Helper: a VIP with backends .2 .3 .4 (names = addresses). */
+static int three_backends(struct env *e, const char *vipopts)
+{
+	int ret = ctl(e, "vip add " VIP " table-size 4093 %s", vipopts);
+	int i;
+
+	for (i = 2; i <= 4 && !ret; i++)
+		ret = ctl(e, "backend add " VIP " " BE_NET "%d", i);
+	return ret;
+}
+
+static const char *const names3[] = { BE_NET "2", BE_NET "3", BE_NET "4" };
+static const char *const names4[] = { BE_NET "2", BE_NET "3", BE_NET "4",
+				       BE_NET "5" };
+
+TEST_F(xlbd, pinned_table_is_the_library_table_and_fingerprints_agree)
+{
+	struct xlb_table got = { 0 }, want = { 0 };
+	json_object *j;
+	uint64_t fp;
+	char fps[32];
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ASSERT_EQ(0, pinned_table(&self->e, VIP, &got));
+	expected_table(names3, NULL, 3, 4093, &want, &fp);
+	EXPECT_TRUE(same_placement(&self->e, VIP, &got, names3, 3, &want));
+	j = ctl_json(&self->e, "table show " VIP);
+	ASSERT_NE(NULL, j);
+	snprintf(fps, sizeof(fps), "0x%016llx", (unsigned long long)fp);
+	EXPECT_STREQ(fps, jget_str(j, "fingerprint"));
+	EXPECT_EQ(4093, jget_int(j, "table_size"));
+	EXPECT_EQ(NULL, jget_str(j, "warning"));
+	json_object_put(j);
+	/* 251 < 100 x 3: Maglev would move too much; the operator is told */
+	ASSERT_EQ(0, ctl(&self->e, "vip set " VIP " table-size 251"));
+	j = ctl_json(&self->e, "table show " VIP);
+	EXPECT_NE(NULL, jget_str(j, "warning"));
+	json_object_put(j);
+	xlb_table_free(&got);
+	xlb_table_free(&want);
+}
+
+TEST_F(xlbd, adding_a_backend_publishes_a_new_generation_with_it)
+{
+	struct xlb_table got = { 0 }, want = { 0 };
+	json_object *j;
+	long long g1, g2;
+	uint64_t fp;
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	j = ctl_json(&self->e, "vip show " VIP);
+	g1 = jget_int(j, "vips.0.generation");
+	json_object_put(j);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "5"));
+	j = ctl_json(&self->e, "vip show " VIP);
+	g2 = jget_int(j, "vips.0.generation");
+	json_object_put(j);
+	EXPECT_EQ(g1 + 1, g2);
+	ASSERT_EQ(0, pinned_table(&self->e, VIP, &got));
+	expected_table(names4, NULL, 4, 4093, &want, &fp);
+	EXPECT_TRUE(same_placement(&self->e, VIP, &got, names4, 4, &want));
+	xlb_table_free(&got);
+	xlb_table_free(&want);
+}
+
+TEST_F(xlbd, drain_and_down_take_slots_away_but_keep_the_member)
+{
+	json_object *j;
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend set " VIP " " BE_NET "3 state drain"));
+	j = ctl_json(&self->e, "backend show " VIP);
+	ASSERT_NE(NULL, j);
+	EXPECT_STREQ("drain", jget_str(j, "backends.1.state"));
+	EXPECT_EQ(0, jget_int(j, "backends.1.slots"));
+	EXPECT_EQ(4093, jget_int(j, "backends.0.slots") +
+			jget_int(j, "backends.2.slots"));
+	json_object_put(j);
+	ASSERT_EQ(0, ctl(&self->e, "backend set " VIP " " BE_NET "3 state active"));
+	j = ctl_json(&self->e, "backend show " VIP);
+	EXPECT_LT(1000, jget_int(j, "backends.1.slots"));
+	json_object_put(j);
+}
+
+/* Every rejected command leaves the saved configuration and tables as they were. */
+TEST_F(xlbd, rejected_commands_change_nothing)
+{
+	static const char *const bad[] = {
+		"vip add 10.100.0.1:99999/tcp",
+		"vip add 10.100.0.1:80/sctp",
+		"vip add " VIP,				/* exists */
+		"vip add 10.100.0.2:80/tcp table-size 1000",
+		"backend add " VIP " 10.77.0.2",	/* exists */
+		"backend add 10.100.0.9:80/tcp 10.77.0.7",	/* no VIP */
+		"backend add " VIP " 10.77.0.8 weight 70000",
+		"backend set " VIP " 10.77.0.9 weight 2",	/* no backend */
+		"backend del " VIP " 10.77.0.9",
+		"vip set " VIP " algo rendezvous",
+		"vip set " VIP " health http interval 100 timeout 500",
+		"link attach nosuchif0",
+		"set key 0011",
+		"set mtu 100",
+		"frobnicate",
+	};
+	static char before[sizeof(out)], tbefore[256];
+	json_object *j;
+	size_t i;
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "save"));
+	snprintf(before, sizeof(before), "%s", out);
+	j = ctl_json(&self->e, "table show " VIP);
+	snprintf(tbefore, sizeof(tbefore), "%s %lld",
+		 jget_str(j, "fingerprint"), jget_int(j, "generation"));
+	json_object_put(j);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = ctl(&self->e, "%s", bad[i]);
+		char t[256];
+
+		EXPECT_NE(0, rc) TH_LOG("accepted: %s", bad[i]);
+		EXPECT_NE(0, strlen(out)) TH_LOG("no message for: %s", bad[i]);
+		ctl(&self->e, "save");
+		EXPECT_STREQ(before, out) TH_LOG("changed by: %s", bad[i]);
+		j = ctl_json(&self->e, "table show " VIP);
+		snprintf(t, sizeof(t), "%s %lld", jget_str(j, "fingerprint"),
+			 jget_int(j, "generation"));
+		json_object_put(j);
+		EXPECT_STREQ(tbefore, t) TH_LOG("table changed by: %s", bad[i]);
+	}
+	/* the saved file is what save prints */
+	sh("cat %s/state.conf", self->e.dir);
+	EXPECT_STREQ(before, out);
+}
+
+/* --- the socket itself ---------------------------------------------------- */
+
+static int raw_connect(struct env *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", e->sock);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Send msg (len bytes), read one answer line into buf; -1 if none. */
+static int raw_call(struct env *e, const char *msg, size_t len, char *buf,
+		    size_t cap, int timeout_ms)
+{
+	int fd = raw_connect(e);
+	size_t got = 0;
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	while (len) {
+		w = send(fd, msg, len, MSG_NOSIGNAL);
+		if (w <= 0)
+			break;
+		msg += w;
+		len -= (size_t)w;
+	}
+	while (got < cap - 1) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t r;
+
+		if (poll(&p, 1, timeout_ms) <= 0)
+			break;
+		r = recv(fd, buf + got, cap - 1 - got, 0);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (buf[got - 1] == '\n')
+			break;
+	}
+	buf[got] = 0;
+	close(fd);
+	return got ? 0 : -1;
+}
+
+TEST_F(xlbd, garbage_on_the_socket_gets_an_error_and_changes_nothing)
+{
+	static const char *const msgs[] = {
+		"hello\n",
+		"{\"version\":1,\"cmd\":\"exec\",\"args\":[\"vip\",\"add\"\n",
+		"[1,2,3]\n",
+		"{\"cmd\":\"status\"}\n",
+		"{\"version\":2,\"cmd\":\"status\"}\n",
+		"{\"version\":1,\"cmd\":\"launch\"}\n",
+		"{\"version\":1,\"cmd\":\"status\",\"verbose\":true}\n",
+		"{\"version\":1,\"cmd\":\"exec\",\"args\":[\"vip\",\"add\",7]}\n",
+		"{\"version\":1,\"cmd\":\"exec\",\"args\":[]}\n",
+		"{\"version\":1,\"cmd\":\"exec\",\"args\":[\"vip\"],\"lines\":[\"x\"]}\n",
+		"{\"version\":1,\"cmd\":\"exec\",\"lines\":[\"vip add 10.1.1.1:1/tcp\",\"bogus\"]}\n",
+		"{\"version\":1,\"cmd\":\"vip.show\",\"vip\":\"nonsense\"}\n",
+		"{\"version\":1,\"cmd\":\"explain\",\"flow\":\"tcp 1.2.3.4 -> 5.6.7.8:1\"}\n",
+		"{\"version\":1,\"cmd\":\"restore\",\"text\":\"vip add\\n\"}\n",
+		"{\"version\":1,\"cmd\":\"status\"} trailing\n",
+	};
+	static char before[sizeof(out)], buf[4096];
+	size_t i;
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ctl(&self->e, "save");
+	snprintf(before, sizeof(before), "%s", out);
+	for (i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		ASSERT_EQ(0, raw_call(&self->e, msgs[i], strlen(msgs[i]), buf,
+				      sizeof(buf), 3000))
+			TH_LOG("no answer to %s", msgs[i]);
+		EXPECT_NE(NULL, strstr(buf, "\"ok\":false")) TH_LOG("%s -> %s", msgs[i], buf);
+		EXPECT_NE(NULL, strstr(buf, "\"error\":\"")) TH_LOG("%s -> %s", msgs[i], buf);
+	}
+	/* the atomic transaction: the valid first line did not land */
+	ctl(&self->e, "save");
+	EXPECT_STREQ(before, out);
+	/* still answering */
+	EXPECT_EQ(0, ctl(&self->e, "status"));
+}
+
+TEST_F(xlbd, oversized_message_is_refused)
+{
+	size_t n = XLB_MSG_MAX;
+	char *big = malloc(n + 2), buf[512];
+
+	ASSERT_NE(NULL, big);
+	memset(big, 'x', n);
+	big[n] = '\n';
+	EXPECT_EQ(0, raw_call(&self->e, big, n + 1, buf, sizeof(buf), 5000));
+	EXPECT_NE(NULL, strstr(buf, "larger than")) TH_LOG("%s", buf);
+	free(big);
+	EXPECT_EQ(0, ctl(&self->e, "status"));
+}
+
+TEST_F(xlbd, silent_client_does_not_block_others_and_is_dropped)
+{
+	int fd = raw_connect(&self->e);
+	char c;
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	ASSERT_LE(0, fd);
+	/* a half message, then silence */
+	ASSERT_EQ(5, send(fd, "{\"ver", 5, 0));
+	EXPECT_EQ(0, ctl(&self->e, "status")) TH_LOG("%s", out);
+	/* the daemon closes it after its timeout (5 s), with an error */
+	ASSERT_EQ(1, poll(&p, 1, 9000));
+	EXPECT_LT(0, recv(fd, &c, 1, 0));
+	close(fd);
+}
+
+TEST_F(xlbd, unprivileged_peer_may_read_but_not_change)
+{
+	char buf[4096];
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, chmod(self->e.sock, 0666));
+	pid = fork();
+	if (!pid) {
+		static const char req[] =
+			"{\"version\":1,\"cmd\":\"exec\",\"args\":[\"vip\",\"add\",\"10.1.1.1:1/tcp\"]}\n";
+		static const char rd[] = "{\"version\":1,\"cmd\":\"status\"}\n";
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		if (raw_call(&self->e, req, strlen(req), buf, sizeof(buf),
+			     3000) || !strstr(buf, "permission denied"))
+			_exit(11);
+		if (raw_call(&self->e, rd, strlen(rd), buf, sizeof(buf), 3000) ||
+		    !strstr(buf, "\"ok\":true"))
+			_exit(12);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	ctl(&self->e, "vip show");
+	EXPECT_EQ(NULL, strstr(out, "10.1.1.1"));
+}
+
+/* --- restarts ------------------------------------------------------------- */
+
+static __u32 xdp_prog_on(struct env *e, const char *ifname)
+{
+	if (sh("ip -n %s -j link show %s", e->ns, ifname))
+		return 0;
+	{
+		json_object *j = json_tokener_parse(out);
+		long long id = jget_int(j, "0.xdp.prog.id");
+
+		if (id < 0)
+			id = jget_int(j, "0.xdp.attached.0.prog.id");
+		json_object_put(j);
+		return id < 0 ? 0 : (__u32)id;
+	}
+}
+
+TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
+{
+	struct xlb_err err = { "" };
+	struct xlb_dp dp;
+	struct xlb_flow f = { 0 };
+	struct xlb_ct ct = { .backend = 1, .last_seen = 1 }, got;
+	static char save1[sizeof(out)], table1[256], table2[256];
+	__u32 prog1, prog2;
+	json_object *j;
+
+	ASSERT_EQ(0, ctl(&self->e, "link attach xdA")) TH_LOG("%s", out);
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	prog1 = xdp_prog_on(&self->e, "xdA");
+	ASSERT_NE(0, prog1);
+	ctl(&self->e, "save");
+	snprintf(save1, sizeof(save1), "%s", out);
+	j = ctl_json(&self->e, "table show " VIP);
+	snprintf(table1, sizeof(table1), "%s gen %lld",
+		 jget_str(j, "fingerprint"), jget_int(j, "generation"));
+	json_object_put(j);
+	/* a connection entry, as the data path would have made it */
+	ASSERT_EQ(0, xlb_dp_from_pins(&dp, self->e.pins, &err)) TH_LOG("%s", err.msg);
+	f.family = XLB_FAMILY_INET;
+	f.proto = IPPROTO_TCP;
+	f.src.v4 = htonl(0xc6336407);
+	f.dst.v4 = htonl(0x0a640001);
+	f.sport = htons(40000);
+	f.dport = htons(80);
+	ASSERT_EQ(0, bpf_map_update_elem(dp.conntrack, &f, &ct, BPF_ANY));
+
+	daemon_stop(&self->e, SIGKILL);
+	/* forwarding goes on without a daemon */
+	EXPECT_EQ(prog1, xdp_prog_on(&self->e, "xdA"));
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	prog2 = xdp_prog_on(&self->e, "xdA");
+	EXPECT_EQ(prog1, prog2);
+	ctl(&self->e, "save");
+	EXPECT_STREQ(save1, out);
+	j = ctl_json(&self->e, "table show " VIP);
+	snprintf(table2, sizeof(table2), "%s gen %lld",
+		 jget_str(j, "fingerprint"), jget_int(j, "generation"));
+	json_object_put(j);
+	EXPECT_STREQ(table1, table2);
+	j = ctl_json(&self->e, "status");
+	EXPECT_STREQ("true", jget_str(j, "adopted"));
+	json_object_put(j);
+	EXPECT_EQ(0, xlb_dp_ct_lookup(&dp, &f, &got));
+	EXPECT_EQ(1, got.backend);
+
+	/* SIGTERM too leaves it all running */
+	daemon_stop(&self->e, SIGTERM);
+	EXPECT_EQ(prog1, xdp_prog_on(&self->e, "xdA"));
+	EXPECT_EQ(0, access(self->e.pins, F_OK));
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	EXPECT_EQ(0, xlb_dp_ct_lookup(&dp, &f, &got));
+
+	/* only shutdown stops forwarding and removes the pins */
+	EXPECT_EQ(0, ctl(&self->e, "shutdown")) TH_LOG("%s", out);
+	waitpid(self->e.pid, NULL, 0);
+	self->e.pid = 0;
+	EXPECT_EQ(0, xdp_prog_on(&self->e, "xdA"));
+	EXPECT_NE(0, access(self->e.pins, F_OK));
+	xlb_dp_close(&dp);
+}
+
+TEST_F(xlbd, second_daemon_for_the_same_instance_is_refused)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "ip netns exec %s build/xlbd --instance %s --socket %s/other.sock --state-dir %s --metrics none 2>&1",
+		 self->e.ns, self->e.inst, self->e.dir, self->e.dir);
+	EXPECT_EQ(1, sh("%s", cmd));
+	EXPECT_NE(NULL, strstr(out, "another xlbd")) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "status"));
+}
+
+/* --- configuration files -------------------------------------------------- */
+
+TEST_F(xlbd, save_restore_save_is_identical_and_bad_files_name_their_line)
+{
+	static char s1[sizeof(out)], path[128];
+	FILE *f;
+
+	ASSERT_EQ(0, three_backends(&self->e, "algo ring hash 3tuple")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend set " VIP " " BE_NET "2 weight 3"));
+	ctl(&self->e, "save");
+	snprintf(s1, sizeof(s1), "%s", out);
+	snprintf(path, sizeof(path), "%s/saved.conf", self->e.dir);
+	f = fopen(path, "w");
+	fputs(s1, f);
+	fclose(f);
+	ASSERT_EQ(0, ctl(&self->e, "vip del " VIP));
+	ASSERT_EQ(0, ctl(&self->e, "restore %s", path)) TH_LOG("%s", out);
+	ctl(&self->e, "save");
+	EXPECT_STREQ(s1, out);
+
+	f = fopen(path, "a");
+	fputs("vip add 10.100.0.7:80/tcp\nbackend add 10.100.0.7:80/tcp 10.77.0.2 weight lots\n", f);
+	fclose(f);
+	EXPECT_NE(0, ctl(&self->e, "restore %s", path));
+	EXPECT_NE(NULL, strstr(out, "saved.conf:")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "weight")) TH_LOG("%s", out);
+	ctl(&self->e, "save");
+	EXPECT_STREQ(s1, out);
+}
+
+TEST_F(xlbd, reload_and_sighup_apply_the_config_file)
+{
+	char path[128], cmd[256];
+	FILE *f;
+
+	daemon_stop(&self->e, SIGTERM);
+	snprintf(path, sizeof(path), "%s/xlb.conf", self->e.dir);
+	f = fopen(path, "w");
+	fprintf(f, "set key " KEY_HEX "\nvip add " VIP "\nbackend add " VIP " " BE_NET "2\n");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "-c %s", path);
+	ASSERT_EQ(0, daemon_start(&self->e, cmd));
+	ctl(&self->e, "backend show " VIP);
+	EXPECT_NE(NULL, strstr(out, BE_NET "2"));
+	f = fopen(path, "a");
+	fprintf(f, "backend add " VIP " " BE_NET "3\n");
+	fclose(f);
+	EXPECT_EQ(0, ctl(&self->e, "reload")) TH_LOG("%s", out);
+	ctl(&self->e, "backend show " VIP);
+	EXPECT_NE(NULL, strstr(out, BE_NET "3"));
+	f = fopen(path, "a");
+	fprintf(f, "backend add " VIP " " BE_NET "4\n");
+	fclose(f);
+	kill(self->e.pid, SIGHUP);
+	usleep(300000);
+	ctl(&self->e, "backend show " VIP);
+	EXPECT_NE(NULL, strstr(out, BE_NET "4"));
+	/* a bad file: refused, nothing changes */
+	f = fopen(path, "a");
+	fprintf(f, "backend add " VIP " " BE_NET "5 state sleepy\n");
+	fclose(f);
+	EXPECT_NE(0, ctl(&self->e, "reload"));
+	EXPECT_NE(NULL, strstr(out, "xlb.conf:6:")) TH_LOG("%s", out);
+	ctl(&self->e, "backend show " VIP);
+	EXPECT_EQ(NULL, strstr(out, BE_NET "5"));
+}
+
+/* --- health --------------------------------------------------------------- */
+
+/* A TCP listener on addr:port inside the namespace; returns its pid. */
+static pid_t listener(struct env *e, const char *addr, int port)
+{
+	char nsp[96];
+	pid_t pid;
+
+	snprintf(nsp, sizeof(nsp), "/var/run/netns/%s", e->ns);
+	pid = fork();
+	if (!pid) {
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+					  .sin_port = htons(port) };
+		int fd = open(nsp, O_RDONLY), s, one = 1;
+
+		if (fd < 0 || setns(fd, CLONE_NEWNET))
+			_exit(1);
+		inet_pton(AF_INET, addr, &sa.sin_addr);
+		s = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 64))
+			_exit(2);
+		for (;;) {
+			int c = accept(s, NULL, NULL);
+
+			if (c >= 0)
+				close(c);
+		}
+	}
+	usleep(100000);
+	return pid;
+}
+
+static int in_table(struct env *e, int idx)
+{
+	json_object *j = ctl_json(e, "backend show " VIP);
+	char path[64];
+	const char *v;
+	int r;
+
+	snprintf(path, sizeof(path), "backends.%d.in_table", idx);
+	v = jget_str(j, path);
+	r = v && !strcmp(v, "true");
+	json_object_put(j);
+	return r;
+}
+
+/* Poll until backend idx's in_table is want, up to ms; the time it took. */
+static long wait_in_table(struct env *e, int idx, int want, long ms)
+{
+	struct timespec t0, t1;
+	long el;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		el = (t1.tv_sec - t0.tv_sec) * 1000 +
+		     (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		if (in_table(e, idx) == want)
+			return el;
+		if (el > ms)
+			return -1;
+		usleep(20000);
+	}
+}
+
+TEST_F(xlbd, health_ejects_after_fall_and_restores_after_rise)
+{
+	pid_t l2, l3, l4;
+
+	l2 = listener(&self->e, BE_NET "2", 80);
+	l3 = listener(&self->e, BE_NET "3", 80);
+	l4 = listener(&self->e, BE_NET "4", 80);
+	ASSERT_EQ(0, three_backends(&self->e,
+		  "health tcp interval 100 timeout 50 rise 2 fall 3")) TH_LOG("%s", out);
+	ASSERT_LE(0, wait_in_table(&self->e, 1, 1, 2000));
+	kill(l3, SIGKILL);
+	waitpid(l3, NULL, 0);
+	/* fall 3 x 100 ms: out within a few intervals, not after one */
+	EXPECT_LE(0, wait_in_table(&self->e, 1, 0, 3000));
+	EXPECT_TRUE(in_table(&self->e, 0));
+	EXPECT_TRUE(in_table(&self->e, 2));
+	ctl(&self->e, "backend show " VIP);
+	EXPECT_NE(NULL, strstr(out, "down")) TH_LOG("%s", out);
+	l3 = listener(&self->e, BE_NET "3", 80);
+	EXPECT_LE(0, wait_in_table(&self->e, 1, 1, 3000));
+	kill(l2, SIGKILL);
+	kill(l3, SIGKILL);
+	kill(l4, SIGKILL);
+	waitpid(l2, NULL, 0);
+	waitpid(l3, NULL, 0);
+	waitpid(l4, NULL, 0);
+}
+
+TEST_F(xlbd, panic_keeps_every_backend_when_most_are_down)
+{
+	pid_t l2;
+	json_object *j;
+	int i;
+
+	l2 = listener(&self->e, BE_NET "2", 80);
+	ASSERT_EQ(0, three_backends(&self->e,
+		  "health tcp interval 100 timeout 50 rise 1 fall 1 panic 50")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "5"));
+	/* 3 of 4 down (75% > 50%): all four stay in the table */
+	usleep(800000);
+	j = ctl_json(&self->e, "vip show " VIP);
+	EXPECT_STREQ("true", jget_str(j, "vips.0.panic_active"));
+	EXPECT_EQ(4, jget_int(j, "vips.0.in_table"));
+	EXPECT_EQ(1, jget_int(j, "vips.0.healthy"));
+	json_object_put(j);
+	for (i = 0; i < 4; i++)
+		EXPECT_TRUE(in_table(&self->e, i));
+	sh("cat %s/xlbd.log", self->e.dir);
+	EXPECT_NE(NULL, strstr(out, "PANIC"));
+	kill(l2, SIGKILL);
+	waitpid(l2, NULL, 0);
+}
+
+/* --- explain -------------------------------------------------------------- */
+
+TEST_F(xlbd, explain_names_the_primary_of_the_flow_slot)
+{
+	struct xlb_table got = { 0 };
+	json_object *j;
+	long long slot, id;
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	j = ctl_json(&self->e, "explain tcp 198.51.100.7:40000 -\\> 10.100.0.1:80");
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_STREQ("forward", jget_str(j, "verdict"));
+	slot = jget_int(j, "slot");
+	id = jget_int(j, "primary.id");
+	ASSERT_EQ(0, pinned_table(&self->e, VIP, &got));
+	ASSERT_LT(slot, got.size);
+	EXPECT_EQ(id, got.slots[slot].primary);
+	json_object_put(j);
+	xlb_table_free(&got);
+	j = ctl_json(&self->e, "explain tcp 198.51.100.7:40000 -\\> 10.100.0.2:80");
+	EXPECT_STREQ("pass", jget_str(j, "verdict"));
+	json_object_put(j);
+}
+
+TEST_HARNESS_MAIN
