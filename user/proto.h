@@ -29,8 +29,11 @@
  *  "exec"     {"args": [TOKEN, ...]}  or  {"lines": ["cmd line", ...]}
  *             One command in the xlb grammar (user/config.h) as argv
  *             tokens, or several command lines applied as one transaction.
- *             result: {"changed": bool, "generation": N}
- *             (generation: the daemon's global generation after the change)
+ *             result: {"changed": bool, "generation": N, "live_ms"?: ms}
+ *             (generation: the daemon's global generation after the change;
+ *             live_ms: from the request's arrival until the last table it
+ *             changed was published, when it changed one.  The answer
+ *             itself comes after the configuration is saved too.)
  *  "restore"  {"text": CONFIG, "name": "FILE"}: replace the whole desired
  *             state by the config text, as one transaction.  Errors name
  *             FILE:LINE:COLUMN.  result as exec.

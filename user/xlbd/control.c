@@ -185,11 +185,17 @@ static void answer_ok(int fd, json_object *result)
 
 /* --- mutating requests ---------------------------------------------------- */
 
+static double request_at;	/* unix seconds: the request being handled */
+
 static json_object *change_result(struct xlbd *d, bool changed)
 {
 	json_object *r = json_object_new_object();
 
 	json_object_object_add(r, "changed", json_object_new_boolean(changed));
+	/* request received -> last of its tables live in the data path */
+	if (changed && d->last_publish_at >= request_at)
+		json_object_object_add(r, "live_ms", json_object_new_double(
+			(d->last_publish_at - request_at) * 1e3));
 	json_object_object_add(r, "generation",
 			       json_object_new_int64((int64_t)d->generation));
 	return r;
@@ -440,6 +446,7 @@ static void handle(struct xlbd *d, struct client *c, const char *msg,
 	bool bad = false;
 	int ret = 0;
 
+	request_at = xlbd_now();
 	if (!tok) {
 		answer_error(c->fd, "out of memory");
 		return;

@@ -365,6 +365,7 @@ static int vip_table_sync(struct xlbd *d, size_t vi, bool *published,
 	struct xlb_backend_spec *specs;
 	struct xlb_table_params p;
 	struct xlb_table t;
+	double t0, t1;
 	size_t n, i;
 	bool panic;
 	int ret;
@@ -392,11 +393,13 @@ static int vip_table_sync(struct xlbd *d, size_t vi, bool *published,
 		specs_free(specs, n);
 		return 0;
 	}
+	t0 = xlbd_now();
 	ret = xlb_table_build(&t, &p, specs, n, err);
 	if (ret) {
 		specs_free(specs, n);
 		return ret;
 	}
+	t1 = xlbd_now();
 	if (!rv->published || t.size != rv->table.size ||
 	    memcmp(t.slots, rv->table.slots, t.size * sizeof(*t.slots))) {
 		ret = xlb_dp_table_publish(&d->dp, rv->id, &t, err);
@@ -408,6 +411,8 @@ static int vip_table_sync(struct xlbd *d, size_t vi, bool *published,
 		rv->generation++;
 		rv->changed_at = xlbd_now();
 		*published = true;
+		log_debug("VIP id %u: table built in %.3f ms, published in %.3f ms",
+			  rv->id, (t1 - t0) * 1e3, (rv->changed_at - t1) * 1e3);
 	}
 	xlb_table_free(&rv->table);
 	rv->table = t;
@@ -990,6 +995,7 @@ void xlbd_reconcile(struct xlbd *d)
 		}
 	}
 	if (any) {
+		d->last_publish_at = xlbd_now();
 		d->updates++;
 		d->update_seconds_last = xlbd_now() - t0;
 		d->update_seconds_sum += d->update_seconds_last;

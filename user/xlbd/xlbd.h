@@ -153,6 +153,7 @@ struct xlbd {
 	uint64_t updates;		/* reconciliations that published */
 	double update_seconds_sum;
 	double update_seconds_last;
+	double last_publish_at;		/* unix seconds, last table published */
 	uint64_t publish_errors;
 	uint64_t hc_results[2];		/* failed, succeeded */
 
