@@ -135,7 +135,7 @@ test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(DAEMON_TESTS)
 test-daemon: all $(DAEMON_TESTS)
 	@tests/run.sh daemon
 
-test-unit: $(UNIT_TESTS) $(TOOLS)
+test-unit: $(UNIT_TESTS) $(TOOLS) $(PROGRAMS)
 	@tests/run.sh unit
 
 test-unit-asan: $(ASAN_TESTS)
@@ -219,6 +219,31 @@ demo: all
 bench: all
 	@$(O)/xlb-bench tables
 	@$(O)/xlb-bench pkt
+
+# --- install ----------------------------------------------------------------
+# xlbd and xlbctl, their man pages, bash completion and systemd unit, under
+# $(DESTDIR) (a staging root for packages) and $(PREFIX).  The unit's
+# ExecStart follows SBINDIR; /usr/local/lib/systemd/system is on systemd's
+# search path.  /etc/xlb is created, never filled: an existing config stays.
+PREFIX      ?= /usr/local
+SBINDIR     ?= $(PREFIX)/sbin
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR  ?= /etc
+
+.PHONY: install
+install: $(PROGRAMS)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xlb
+	install -m 0755 $(PROGRAMS) $(DESTDIR)$(SBINDIR)/
+	install -m 0644 man/xlb.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 man/xlbd.8 man/xlbctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 dist/xlbctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/xlbctl
+	sed 's|^ExecStart=/usr/local/sbin/xlbd|ExecStart=$(SBINDIR)/xlbd|' \
+		dist/xlbd.service > $(DESTDIR)$(UNITDIR)/xlbd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/xlbd.service
 
 $(O) $(O)/obj:
 	@mkdir -p $@

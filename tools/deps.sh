@@ -13,7 +13,7 @@ PACKAGES=(
 	linux-source-6.1 xz-utils
 	iproute2 ethtool socat curl nginx-light
 	linux-headers-amd64
-	gnuplot-nox python3
+	gnuplot-nox python3 groff-base man-db
 	qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
 )
 
