@@ -36,7 +36,7 @@
 
 #define XLB_LINE_MAX		4096		/* bytes per line, no newline */
 #define XLB_TOKENS_MAX		64		/* tokens per command */
-#define XLB_FILE_MAX		(1u << 20)	/* bytes per config file */
+#define XLB_FILE_MAX		(16u << 20)	/* bytes per config file */
 
 /* Text forms: "[2001:db8::1]:443/tcp" plus NUL, an address plus NUL. */
 #define XLB_VIP_STR_MAX		64

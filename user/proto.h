@@ -98,7 +98,8 @@
 
 #define XLB_PROTO_VERSION	1
 #define XLB_SOCKET_DEFAULT	"/run/xlb/xlbd.sock"
-#define XLB_MSG_MAX		(4u << 20)	/* bytes, newline included */
+#define XLB_MSG_MAX		(32u << 20)	/* bytes, newline included: a whole
+					 * config file, JSON-escaped */
 #define XLB_MSG_TIMEOUT_MS	5000
 
 #endif /* XLB_PROTO_H */

@@ -801,11 +801,11 @@ static int backend_add(struct xlb_state *s, const struct xlb_op *op,
 				"backend %s of VIP %s already exists; change it with \"backend set\"",
 				xlb_addr_str(o->family, o->addr, as),
 				xlb_vip_str(&o->vip, vs));
-	if (s->n_backends >= XLB_MAX_BACKENDS)
+	if (s->n_backends >= XLB_MEMBERS_MAX)
 		return xlb_errf(err, ENOSPC,
 				"backend %s of VIP %s cannot be added: there are %d backends in all, the limit",
 				xlb_addr_str(o->family, o->addr, as),
-				xlb_vip_str(&o->vip, vs), XLB_MAX_BACKENDS);
+				xlb_vip_str(&o->vip, vs), XLB_MEMBERS_MAX);
 	xlb_backend_conf_init(&b, &o->vip, o->family, o->addr);
 	backend_merge(&b, op);
 	ret = check_backend(s, v, &b, -1, where, err);
@@ -1019,9 +1019,9 @@ static int validate_limits(const struct xlb_state *s, struct xlb_err *err)
 	if (s->n_vips > XLB_VIPS_MAX)
 		return xlb_errf(err, ENOSPC, "%zu VIPs; the limit is %d",
 				s->n_vips, XLB_VIPS_MAX);
-	if (s->n_backends > XLB_MAX_BACKENDS)
+	if (s->n_backends > XLB_MEMBERS_MAX)
 		return xlb_errf(err, ENOSPC, "%zu backends; the limit is %d",
-				s->n_backends, XLB_MAX_BACKENDS);
+				s->n_backends, XLB_MEMBERS_MAX);
 	if (s->n_vips && !s->global.key_set)
 		return xlb_errf(err, EINVAL,
 				"there are VIPs but no cluster key; set one with \"set key\" and 32 hex digits");

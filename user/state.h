@@ -108,6 +108,12 @@ struct xlb_state {
 /* Limits enforced with clear errors. */
 #define XLB_VIPS_MAX		XLB_MAX_VIPS
 #define XLB_BACKENDS_PER_VIP	4096
+/*
+ * Backend entries (VIP, address) in all.  The data path's limit is on
+ * distinct (address, encapsulation): XLB_MAX_BACKENDS, which xlbd enforces
+ * when it commits a state, since a backend serving many VIPs takes one id.
+ */
+#define XLB_MEMBERS_MAX		(1 << 20)
 
 /*
  * Arrays are kept in canonical order: links by ifname, VIPs by key
@@ -140,7 +146,7 @@ struct xlb_op;
  * err saying why; on error s is unchanged.  add of an existing VIP, backend
  * or link, and set/del of a missing one, are errors; del of a VIP removes
  * its backends.  Limits: XLB_VIPS_MAX, XLB_BACKENDS_PER_VIP, XLB_LINKS_MAX,
- * XLB_MAX_BACKENDS in all, and the table limits of libxlb.
+ * XLB_MEMBERS_MAX in all, and the table limits of libxlb.
  */
 int xlb_state_apply(struct xlb_state *s, const struct xlb_op *op,
 		    struct xlb_err *err);

@@ -194,7 +194,7 @@ static void env_up(struct env *e)
 static void env_down(struct env *e)
 {
 	daemon_stop(e, SIGKILL);
-	sh("ip netns exec %s build/xlbd --instance %s --state-dir %s --cleanup 2>/dev/null; "
+	sh("nsenter --net=/var/run/netns/%s build/xlbd --instance %s --state-dir %s --cleanup 2>/dev/null; "
 	   "ip netns del %s 2>/dev/null; rm -rf %s",
 	   e->ns, e->inst, e->dir, e->ns, e->dir);
 }
@@ -672,7 +672,7 @@ TEST_F(xlbd, second_daemon_for_the_same_instance_is_refused)
 	char cmd[512];
 
 	snprintf(cmd, sizeof(cmd),
-		 "ip netns exec %s build/xlbd --instance %s --socket %s/other.sock --state-dir %s --metrics none 2>&1",
+		 "nsenter --net=/var/run/netns/%s build/xlbd --instance %s --socket %s/other.sock --state-dir %s --metrics none 2>&1",
 		 self->e.ns, self->e.inst, self->e.dir, self->e.dir);
 	EXPECT_EQ(1, sh("%s", cmd));
 	EXPECT_NE(NULL, strstr(out, "another xlbd")) TH_LOG("%s", out);

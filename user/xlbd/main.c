@@ -461,6 +461,15 @@ static int initial_state(struct xlbd *d, struct xlb_state *s)
 	return 0;
 }
 
+/* Nothing of the instance is left: its lock file goes too (still held). */
+static void lock_remove(const struct xlbd *d)
+{
+	char p[300];
+
+	snprintf(p, sizeof(p), "/run/xlb/%s.lock", d->o.instance);
+	unlink(p);
+}
+
 static void cleanup(struct xlbd *d)
 {
 	struct if_nameindex *ifs, *i;
@@ -493,6 +502,7 @@ static void cleanup(struct xlbd *d)
 	}
 	pins_remove(d->pin_dir);
 	unlink(d->runtime_file);
+	lock_remove(d);
 	log_notice("data path of instance %s detached and unpinned",
 		   d->o.instance);
 }
@@ -704,6 +714,7 @@ int main(int argc, char **argv)
 		xlb_dp_close(&d.dp);
 		pins_remove(d.pin_dir);
 		unlink(d.runtime_file);
+		lock_remove(&d);
 		log_notice("shut down: data path detached and unpinned");
 	} else {
 		xlbd_runtime_save(&d);

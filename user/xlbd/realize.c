@@ -353,28 +353,43 @@ static void table_params(const struct xlbd *d, const struct xlb_vip_conf *v,
 }
 
 /*
- * Bring VIP vi's published table up to date with its inputs.  A table
- * equal slot for slot to the published one is not published again (so an
- * adopting daemon causes no churn), but its inputs are remembered.
+ * Bringing tables up to date with their inputs, in three steps: decide on
+ * the event loop which VIPs' inputs changed (prepare), build and publish
+ * those tables on worker threads (work: table builds are independent, and
+ * publishing waits for an RCU grace period in the kernel, which concurrent
+ * publishers share), then record the results on the event loop (finish).
+ * A table equal slot for slot to the published one is not published again
+ * (so an adopting daemon causes no churn), but its inputs are remembered.
  */
-static int vip_table_sync(struct xlbd *d, size_t vi, bool *published,
-			  struct xlb_err *err)
+struct table_job {
+	size_t vi;
+	uint32_t id;
+	struct xlb_table_params p;
+	struct xlb_backend_spec *specs;
+	size_t n;
+	const struct xlb_table *old;	/* published, or NULL */
+	struct xlb_table t;
+	bool published;
+	int ret;
+	struct xlb_err err;
+	double build_ms, publish_ms;
+};
+
+/* A job for VIP vi if its inputs changed; 0 with *need false otherwise. */
+static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
+			 bool *need)
 {
 	const struct xlb_vip_conf *v = &d->state.vips[vi];
 	struct xlbd_vip *rv = &d->rt_vips[vi];
-	struct xlb_backend_spec *specs;
-	struct xlb_table_params p;
-	struct xlb_table t;
-	double t0, t1;
-	size_t n, i;
 	bool panic;
 	int ret;
 
-	*published = false;
-	table_params(d, v, &p);
-	ret = vip_specs(d, vi, &specs, &n, &panic);
+	*need = false;
+	memset(j, 0, sizeof(*j));
+	table_params(d, v, &j->p);
+	ret = vip_specs(d, vi, &j->specs, &j->n, &panic);
 	if (ret)
-		return xlb_errf(err, -ret, "out of memory");
+		return ret;
 	if (panic != rv->panic) {
 		char vs[XLB_VIP_STR_MAX];
 
@@ -388,44 +403,127 @@ static int vip_table_sync(struct xlbd *d, size_t vi, bool *published,
 				   rv->eligible);
 		rv->panic = panic;
 	}
-	if (rv->published && !memcmp(&p, &rv->params, sizeof(p)) &&
-	    specs_equal(specs, n, rv->specs, rv->n_specs)) {
-		specs_free(specs, n);
+	if (rv->published && !memcmp(&j->p, &rv->params, sizeof(j->p)) &&
+	    specs_equal(j->specs, j->n, rv->specs, rv->n_specs)) {
+		specs_free(j->specs, j->n);
+		j->specs = NULL;
 		return 0;
 	}
-	t0 = xlbd_now();
-	ret = xlb_table_build(&t, &p, specs, n, err);
-	if (ret) {
-		specs_free(specs, n);
-		return ret;
-	}
+	j->vi = vi;
+	j->id = rv->id;
+	j->old = rv->published ? &rv->table : NULL;
+	*need = true;
+	return 0;
+}
+
+/* On a worker: no daemon state is touched but the job and the maps. */
+static void table_work(struct xlb_dp *dp, struct table_job *j)
+{
+	double t0 = xlbd_now(), t1;
+
+	j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n, &j->err);
 	t1 = xlbd_now();
-	if (!rv->published || t.size != rv->table.size ||
-	    memcmp(t.slots, rv->table.slots, t.size * sizeof(*t.slots))) {
-		ret = xlb_dp_table_publish(&d->dp, rv->id, &t, err);
-		if (ret) {
-			xlb_table_free(&t);
-			specs_free(specs, n);
-			return ret;
-		}
+	j->build_ms = (t1 - t0) * 1e3;
+	if (j->ret)
+		return;
+	if (j->old && j->t.size == j->old->size &&
+	    !memcmp(j->t.slots, j->old->slots,
+		    j->t.size * sizeof(*j->t.slots)))
+		return;
+	j->ret = xlb_dp_table_publish(dp, j->id, &j->t, &j->err);
+	j->publish_ms = (xlbd_now() - t1) * 1e3;
+	j->published = !j->ret;
+}
+
+/* Distinct primaries of t: one pass, whatever the number of backends. */
+static uint32_t table_members(const struct xlb_table *t)
+{
+	static uint64_t seen[(XLB_BACKEND_ID_MAX + 64) / 64];
+	uint32_t s, n = 0;
+
+	memset(seen, 0, sizeof(seen));
+	for (s = 0; s < t->size; s++) {
+		uint16_t id = t->slots[s].primary;
+
+		if (id > XLB_BACKEND_ID_MAX || seen[id / 64] & (1ull << id % 64))
+			continue;
+		seen[id / 64] |= 1ull << id % 64;
+		n++;
+	}
+	return n;
+}
+
+/* Back on the event loop; false when the job failed (err logged). */
+static bool table_finish(struct xlbd *d, struct table_job *j)
+{
+	struct xlbd_vip *rv = &d->rt_vips[j->vi];
+	char vs[XLB_VIP_STR_MAX];
+
+	xlb_vip_str(&d->state.vips[j->vi].key, vs);
+	if (j->ret) {
+		log_err("VIP %s: cannot publish its table: %s", vs, j->err.msg);
+		xlb_table_free(&j->t);
+		specs_free(j->specs, j->n);
+		return false;
+	}
+	if (j->published) {
 		rv->generation++;
 		rv->changed_at = xlbd_now();
-		*published = true;
-		log_debug("VIP id %u: table built in %.3f ms, published in %.3f ms",
-			  rv->id, (t1 - t0) * 1e3, (rv->changed_at - t1) * 1e3);
 	}
 	xlb_table_free(&rv->table);
-	rv->table = t;
+	rv->table = j->t;
 	specs_free(rv->specs, rv->n_specs);
-	rv->specs = specs;
-	rv->n_specs = n;
-	rv->params = p;
+	rv->specs = j->specs;
+	rv->n_specs = j->n;
+	rv->params = j->p;
 	rv->published = true;
-	rv->fingerprint = xlb_table_fingerprint(&t, specs, n);
-	rv->in_table = 0;
-	for (i = 0; i < n; i++)
-		rv->in_table += xlb_table_count(&t, specs[i].id) > 0;
-	return 0;
+	rv->fingerprint = xlb_table_fingerprint(&rv->table, rv->specs, rv->n_specs);
+	rv->in_table = table_members(&rv->table);
+	if (j->published)
+		log_info("VIP %s: table generation %llu published (built in %.1f ms, switched in %.1f ms), fingerprint 0x%016llx, %u backends in it",
+			 vs, (unsigned long long)rv->generation, j->build_ms,
+			 j->publish_ms, (unsigned long long)rv->fingerprint,
+			 rv->in_table);
+	return true;
+}
+
+struct pool {
+	struct xlb_dp *dp;
+	struct table_job *jobs;
+	size_t n;
+	size_t next;		/* atomically taken */
+};
+
+static void *pool_worker(void *arg)
+{
+	struct pool *pl = arg;
+	size_t k;
+
+	while ((k = __atomic_fetch_add(&pl->next, 1, __ATOMIC_RELAXED)) <
+	       pl->n)
+		table_work(pl->dp, &pl->jobs[k]);
+	return NULL;
+}
+
+#define POOL_THREADS	16
+
+static void pool_run(struct xlbd *d, struct table_job *jobs, size_t n)
+{
+	struct pool pl = { &d->dp, jobs, n, 0 };
+	pthread_t th[POOL_THREADS];
+	size_t k, started = 0;
+
+	/* the first publish may learn the table map flags: alone */
+	if (n && !d->dp.table_flags) {
+		table_work(&d->dp, &jobs[0]);
+		pl.next = 1;
+	}
+	for (k = 0; k + 1 < POOL_THREADS && k + pl.next + 1 < n; k++)
+		if (!pthread_create(&th[k], NULL, pool_worker, &pl))
+			started++;
+	pool_worker(&pl);
+	for (k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
 }
 
 static void vip_value(const struct xlbd *d, size_t vi, struct xlb_vip *out)
@@ -959,33 +1057,43 @@ undo:
 
 void xlbd_reconcile(struct xlbd *d)
 {
+	struct table_job *jobs;
 	double t0 = xlbd_now();
+	size_t i, n = 0;
 	bool any = false;
-	size_t i;
 
+	jobs = calloc(d->state.n_vips ? d->state.n_vips : 1, sizeof(*jobs));
+	if (!jobs) {
+		d->dirty = true;
+		return;
+	}
 	for (i = 0; i < d->state.n_vips; i++) {
-		struct xlb_err err = { "" };
-		bool published;
-		char vs[XLB_VIP_STR_MAX];
+		bool need;
 
-		if (vip_table_sync(d, i, &published, &err)) {
-			d->publish_errors++;
-			d->rt_vips[i].errors++;
-			d->dirty = true;	/* try again on the next tick */
-			log_err("VIP %s: cannot publish its table: %s",
-				xlb_vip_str(&d->state.vips[i].key, vs),
-				err.msg);
+		if (table_prepare(d, i, &jobs[n], &need)) {
+			d->dirty = true;	/* out of memory: later */
 			continue;
 		}
-		d->rt_vips[i].errors = 0;
-		if (published) {
-			any = true;
-			log_info("VIP %s: table generation %llu published, fingerprint 0x%016llx, %u backends in it",
-				 xlb_vip_str(&d->state.vips[i].key, vs),
-				 (unsigned long long)d->rt_vips[i].generation,
-				 (unsigned long long)d->rt_vips[i].fingerprint,
-				 d->rt_vips[i].in_table);
+		n += need;
+	}
+	pool_run(d, jobs, n);
+	for (i = 0; i < n; i++) {
+		if (!table_finish(d, &jobs[i])) {
+			d->publish_errors++;
+			d->rt_vips[jobs[i].vi].errors++;
+			d->dirty = true;	/* try again on the next tick */
+			continue;
 		}
+		d->rt_vips[jobs[i].vi].errors = 0;
+		any |= jobs[i].published;
+	}
+	free(jobs);
+	for (i = 0; i < d->state.n_vips; i++) {
+		struct xlb_err err = { "" };
+		char vs[XLB_VIP_STR_MAX];
+
+		if (!d->rt_vips[i].published)
+			continue;	/* no table yet: no entry either */
 		if (vip_entry_sync(d, i, &err)) {
 			d->publish_errors++;
 			d->dirty = true;
@@ -997,7 +1105,7 @@ void xlbd_reconcile(struct xlbd *d)
 	if (any) {
 		d->last_publish_at = xlbd_now();
 		d->updates++;
-		d->update_seconds_last = xlbd_now() - t0;
+		d->update_seconds_last = d->last_publish_at - t0;
 		d->update_seconds_sum += d->update_seconds_last;
 		d->runtime_dirty = true;
 	}
