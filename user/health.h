@@ -138,6 +138,11 @@ int xlb_hc_get(const struct xlb_hc *hc, uint64_t id,
  * has passed too.  Details: tcp "connected"; http "http status N" (ok iff
  * N is cfg.http_status) or "bad http answer"; udp "answered"; failures
  * "refused", "unreachable", "reset", "timeout" or the system's error text.
+ * r is valid during the call only.  An http probe sends "GET <path>
+ * HTTP/1.0" with Host: the address ([...] for IPv6), User-Agent: xlb-health
+ * and Connection: close, and reads only the status line; a udp probe sends
+ * "xlb-health\n" and counts any answer datagram.  TCP probes end with a
+ * reset (SO_LINGER 0) so this host keeps no TIME_WAIT sockets.
  */
 int xlb_hc_fd(const struct xlb_hc *hc);
 int xlb_hc_timeout_ms(const struct xlb_hc *hc);
