@@ -165,6 +165,9 @@ static int beid_write(struct xlbd *d, uint16_t id, struct xlb_err *err)
 	struct xlb_backend e;
 
 	beid_entry(&d->beids[id], &e);
+	/* redirecting out of the next hop's interface needs it in the devmap */
+	if (e.flags & XLB_BE_F_NEXTHOP)
+		xlb_dp_tx_port_add(&d->dp, e.ifindex);
 	return xlb_dp_backend_set(&d->dp, id, &e, err);
 }
 
@@ -506,6 +509,37 @@ static void *pool_worker(void *arg)
 }
 
 #define POOL_THREADS	16
+
+/* Removing a table waits for a grace period too: share them as well. */
+struct unpub {
+	struct xlb_dp *dp;
+	const uint32_t *ids;
+	size_t n, next;
+};
+
+static void *unpub_worker(void *arg)
+{
+	struct unpub *u = arg;
+	size_t k;
+
+	while ((k = __atomic_fetch_add(&u->next, 1, __ATOMIC_RELAXED)) < u->n)
+		xlb_dp_table_unpublish(u->dp, u->ids[k]);
+	return NULL;
+}
+
+static void unpublish_all(struct xlbd *d, const uint32_t *ids, size_t n)
+{
+	struct unpub u = { &d->dp, ids, n, 0 };
+	pthread_t th[POOL_THREADS];
+	size_t k, started = 0;
+
+	for (k = 0; k + 1 < POOL_THREADS && k + 1 < n; k++)
+		if (!pthread_create(&th[k], NULL, unpub_worker, &u))
+			started++;
+	unpub_worker(&u);
+	for (k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
+}
 
 static void pool_run(struct xlbd *d, struct table_job *jobs, size_t n)
 {
@@ -983,29 +1017,46 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 			log_err("%s", e.msg);
 	}
 
-	/* VIPs: tables, then entries */
-	for (i = 0; i < old.n_vips; i++)
-		if (d->rt_vips[i].id != UINT32_MAX) {	/* VIP removed */
+	/* VIPs removed: entries first, then their tables (in parallel) */
+	{
+		uint32_t *gone = calloc(old.n_vips + n_adopted + 1,
+					sizeof(*gone));
+		size_t n_gone = 0;
+
+		for (i = 0; i < old.n_vips; i++) {
 			char vs[XLB_VIP_STR_MAX];
 
+			if (d->rt_vips[i].id == UINT32_MAX)
+				continue;	/* stays */
 			xlb_dp_vip_del(&d->dp, &old.vips[i].key);
-			xlb_dp_table_unpublish(&d->dp, d->rt_vips[i].id);
+			if (gone)
+				gone[n_gone++] = d->rt_vips[i].id;
+			else
+				xlb_dp_table_unpublish(&d->dp,
+						       d->rt_vips[i].id);
 			log_info("VIP %s removed",
 				 xlb_vip_str(&old.vips[i].key, vs));
 		}
+		for (i = 0; i < n_adopted; i++) {	/* pinned, not wanted */
+			if (adopted[i].used)
+				continue;
+			xlb_dp_vip_del(&d->dp, &adopted[i].key);
+			if (gone)
+				gone[n_gone++] = adopted[i].val.id;
+			else
+				xlb_dp_table_unpublish(&d->dp,
+						       adopted[i].val.id);
+			xlb_table_free(&adopted[i].table);
+			adopted[i].used = true;
+		}
+		unpublish_all(d, gone, n_gone);
+		free(gone);
+	}
 	for (i = 0; i < old.n_vips; i++)
 		rt_vip_free(&d->rt_vips[i]);
 	free(d->rt_vips);
 	d->rt_vips = nv;
 	nv = NULL;
-	for (i = 0; i < n_adopted; i++) {	/* pinned VIPs not wanted */
-		if (adopted[i].used)
-			continue;
-		xlb_dp_vip_del(&d->dp, &adopted[i].key);
-		xlb_dp_table_unpublish(&d->dp, adopted[i].val.id);
-		xlb_table_free(&adopted[i].table);
-		adopted[i].used = true;
-	}
 	xlbd_reconcile(d);
 
 	/* backend ids nobody uses any more */
@@ -1199,7 +1250,9 @@ void xlbd_refresh(struct xlbd *d)
 			continue;
 		beid_resolve(d, (uint16_t)i);
 		if (b->nh_ok == had &&
-		    (!had || !memcmp(&before, &b->nh, sizeof(before))))
+		    (!had || (before.ifindex == b->nh.ifindex &&
+			      !memcmp(before.dmac, b->nh.dmac, 6) &&
+			      !memcmp(before.smac, b->nh.smac, 6))))
 			continue;
 		if (beid_write(d, (uint16_t)i, &e))
 			log_err("%s", e.msg);
