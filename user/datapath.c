@@ -829,6 +829,13 @@ static int vip_id_check(__u32 vip_id, struct xlb_err *err)
 int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 			 const struct xlb_table *t, struct xlb_err *err)
 {
+	return xlb_dp_table_publish_id(dp, vip_id, t, NULL, err);
+}
+
+int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
+			    const struct xlb_table *t, __u32 *map_id,
+			    struct xlb_err *err)
+{
 	__u32 flags = dp->table_flags ? dp->table_flags : TABLE_FLAGS_MMAP;
 	int fd, ret;
 
@@ -844,6 +851,14 @@ int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 		fd = table_map_new(flags, t, err);
 		if (fd < 0)
 			return fd;
+		if (map_id) {
+			struct bpf_map_info info;
+			__u32 len = sizeof(info);
+
+			memset(&info, 0, sizeof(info));
+			*map_id = bpf_obj_get_info_by_fd(fd, &info, &len) ?
+				  0 : info.id;
+		}
 		ret = bpf_map_update_elem(dp->tables, &vip_id, &fd, BPF_ANY);
 		close(fd);	/* the outer map holds the table now */
 		if (!ret)
@@ -931,24 +946,14 @@ static int table_read_batch(int fd, __u32 m, struct xlb_slot *slots)
 	return ret;
 }
 
-int xlb_dp_table_read(const struct xlb_dp *dp, __u32 vip_id,
-		      struct xlb_table *out, struct xlb_err *err)
+/* Read the table map fd (closed here) of VIP vip_id into out. */
+static int table_read_fd(int fd, __u32 vip_id, struct xlb_table *out,
+			 struct xlb_err *err)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info), key = 0, m;
 	struct xlb_slot hdr, *slots = NULL;
-	int fd, ret;
-
-	ret = vip_id_check(vip_id, err);
-	if (ret)
-		return ret;
-	fd = table_open(dp, vip_id);
-	if (fd == -ENOENT)
-		return xlb_errf(err, ENOENT, "VIP %u has no published table",
-				vip_id);
-	if (fd < 0)
-		return xlb_errf(err, -fd, "cannot open the table of VIP %u: %s",
-				vip_id, strerror(-fd));
+	int ret;
 
 	memset(&info, 0, sizeof(info));
 	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
@@ -984,11 +989,46 @@ int xlb_dp_table_read(const struct xlb_dp *dp, __u32 vip_id,
 			       m, vip_id, strerror(-ret));
 		goto out;
 	}
+	if (strcmp(info.name, XLB_TABLE_MAP_NAME)) {
+		free(slots);
+		ret = xlb_errf(err, EIO, "map %u is not an xlb table (%s)",
+			       info.id, info.name);
+		goto out;
+	}
 	out->size = m;
 	out->slots = slots;
 out:
 	close(fd);
 	return ret;
+}
+
+int xlb_dp_table_read(const struct xlb_dp *dp, __u32 vip_id,
+		      struct xlb_table *out, struct xlb_err *err)
+{
+	int fd, ret;
+
+	ret = vip_id_check(vip_id, err);
+	if (ret)
+		return ret;
+	fd = table_open(dp, vip_id);
+	if (fd == -ENOENT)
+		return xlb_errf(err, ENOENT, "VIP %u has no published table",
+				vip_id);
+	if (fd < 0)
+		return xlb_errf(err, -fd, "cannot open the table of VIP %u: %s",
+				vip_id, strerror(-fd));
+	return table_read_fd(fd, vip_id, out, err);
+}
+
+int xlb_dp_table_read_map(__u32 map_id, struct xlb_table *out,
+			  struct xlb_err *err)
+{
+	int fd = bpf_map_get_fd_by_id(map_id);
+
+	if (fd < 0)
+		return xlb_errf(err, errno, "no table map %u: %s", map_id,
+				strerror(errno));
+	return table_read_fd(fd, UINT32_MAX, out, err);
 }
 
 /* --- counters ------------------------------------------------------------- */

@@ -126,6 +126,10 @@ int xlb_dp_backend_get(const struct xlb_dp *dp, __u16 id,
  */
 int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 			 const struct xlb_table *t, struct xlb_err *err);
+/* As xlb_dp_table_publish; *map_id is the new table map's id. */
+int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
+			    const struct xlb_table *t, __u32 *map_id,
+			    struct xlb_err *err);
 /* Remove the table of vip_id (-ENOENT if none).  Delete the VIP first. */
 int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id);
 /*
@@ -134,6 +138,14 @@ int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id);
  */
 int xlb_dp_table_read(const struct xlb_dp *dp, __u32 vip_id,
 		      struct xlb_table *out, struct xlb_err *err);
+/*
+ * Read a table map by its id, as xlb_dp_table_publish_id gave it.  Reading
+ * the outer map waits for an RCU grace period in the kernel (it does for
+ * every lookup of a map of maps); this does not.  -ENOENT once the table
+ * was replaced and freed; -EIO if the id is not an xlb table any more.
+ */
+int xlb_dp_table_read_map(__u32 map_id, struct xlb_table *out,
+			  struct xlb_err *err);
 
 /* --- counters: sums over all CPUs ----------------------------------------- */
 

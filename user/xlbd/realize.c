@@ -367,6 +367,8 @@ static void table_params(const struct xlbd *d, const struct xlb_vip_conf *v,
 struct table_job {
 	size_t vi;
 	uint32_t id;
+	uint32_t map_id;	/* of the table published */
+	uint64_t inputs;
 	struct xlb_table_params p;
 	struct xlb_backend_spec *specs;
 	size_t n;
@@ -377,6 +379,60 @@ struct table_job {
 	struct xlb_err err;
 	double build_ms, publish_ms;
 };
+
+/* FNV-1a over everything a table depends on. */
+static uint64_t inputs_digest(const struct xlb_table_params *p,
+			      const struct xlb_backend_spec *sp, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	const uint8_t *b;
+	size_t i, k;
+
+#define MIX(ptr, len)						\
+	do {							\
+		b = (const uint8_t *)(ptr);			\
+		for (k = 0; k < (len); k++)			\
+			h = (h ^ b[k]) * 1099511628211ull;	\
+	} while (0)
+	MIX(p, sizeof(*p));
+	for (i = 0; i < n; i++) {
+		MIX(sp[i].name, strlen(sp[i].name) + 1);
+		MIX(&sp[i].weight, sizeof(sp[i].weight));
+		MIX(&sp[i].id, sizeof(sp[i].id));
+		MIX(&sp[i].state, sizeof(sp[i].state));
+	}
+#undef MIX
+	return h;
+}
+
+const struct xlb_table *xlbd_vip_table(struct xlbd *d, size_t vi)
+{
+	struct xlbd_vip *rv = &d->rt_vips[vi];
+	struct xlb_err err = { "" };
+	struct xlb_table t;
+
+	if (!rv->published)
+		return NULL;
+	if (!rv->lazy)
+		return &rv->table;
+	if (xlb_dp_table_read_map(rv->map_id, &t, &err) ||
+	    t.size != rv->table.size) {
+		char vs[XLB_VIP_STR_MAX];
+
+		if (!err.msg[0])
+			xlb_table_free(&t);
+		log_warn("VIP %s: the adopted table is gone (%s); publishing it again",
+			 xlb_vip_str(&d->state.vips[vi].key, vs),
+			 err.msg[0] ? err.msg : "other size");
+		rv->lazy = false;
+		rv->published = false;
+		d->dirty = true;
+		return NULL;
+	}
+	rv->table = t;
+	rv->lazy = false;
+	return &rv->table;
+}
 
 /* A job for VIP vi if its inputs changed; 0 with *need false otherwise. */
 static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
@@ -412,9 +468,33 @@ static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
 		j->specs = NULL;
 		return 0;
 	}
+	j->inputs = inputs_digest(&j->p, j->specs, j->n);
+	if (rv->prev_valid && rv->prev_inputs == j->inputs) {
+		/*
+		 * Adopting: the previous daemon published a table from these
+		 * very inputs; take its record, read the table only when
+		 * someone asks (reading a map of maps waits for a grace
+		 * period, which a restart of 1000 VIPs cannot afford).
+		 */
+		rv->prev_valid = false;
+		rv->specs = j->specs;
+		rv->n_specs = j->n;
+		rv->params = j->p;
+		rv->inputs = j->inputs;
+		rv->fingerprint = rv->prev_fp;
+		rv->map_id = rv->prev_map_id;
+		rv->in_table = rv->prev_in_table;
+		rv->table.size = j->p.size;
+		rv->table.slots = NULL;
+		rv->lazy = true;
+		rv->published = true;
+		j->specs = NULL;
+		return 0;
+	}
+	rv->prev_valid = false;
 	j->vi = vi;
 	j->id = rv->id;
-	j->old = rv->published ? &rv->table : NULL;
+	j->old = rv->published && rv->table.slots ? &rv->table : NULL;
 	*need = true;
 	return 0;
 }
@@ -433,7 +513,8 @@ static void table_work(struct xlb_dp *dp, struct table_job *j)
 	    !memcmp(j->t.slots, j->old->slots,
 		    j->t.size * sizeof(*j->t.slots)))
 		return;
-	j->ret = xlb_dp_table_publish(dp, j->id, &j->t, &j->err);
+	j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t, &j->map_id,
+					 &j->err);
 	j->publish_ms = (xlbd_now() - t1) * 1e3;
 	j->published = !j->ret;
 }
@@ -472,7 +553,10 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 	if (j->published) {
 		rv->generation++;
 		rv->changed_at = xlbd_now();
+		rv->map_id = j->map_id;
 	}
+	rv->inputs = j->inputs;
+	rv->lazy = false;
 	xlb_table_free(&rv->table);
 	rv->table = j->t;
 	specs_free(rv->specs, rv->n_specs);
@@ -868,13 +952,15 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 
 			a->used = true;
 			nv[i].id = a->val.id;
-			nv[i].table = a->table;
-			a->table.slots = NULL;
-			nv[i].published = nv[i].table.slots != NULL;
 			p = prev_find(xlb_vip_str(&s->vips[i].key, vs));
 			if (p) {
 				nv[i].generation = p->generation;
 				nv[i].changed_at = p->changed_at;
+				nv[i].prev_valid = p->has_table;
+				nv[i].prev_inputs = p->inputs;
+				nv[i].prev_fp = p->fingerprint;
+				nv[i].prev_map_id = p->map_id;
+				nv[i].prev_in_table = p->in_table;
 			}
 			continue;
 		}
@@ -1287,8 +1373,8 @@ static int adopt_vip_cb(struct xlbd *d, const struct xlb_vip_key *k,
 	memset(a, 0, sizeof(*a));
 	a->key = *k;
 	a->val = *v;
-	if (xlb_dp_table_read(&d->dp, v->id, &a->table, &err))
-		a->table.slots = NULL;
+	(void)d;
+	(void)err;
 	return 0;
 }
 
@@ -1298,14 +1384,39 @@ int xlbd_adopt_ids(struct xlbd *d)
 	struct xlb_vip val;
 	void *prev = NULL;
 	uint32_t id;
+	struct xlb_backend *all = calloc(XLB_MAX_BACKENDS, sizeof(*all));
+	__u32 *keys = calloc(XLB_MAX_BACKENDS, sizeof(*keys));
+	__u32 in = 0, out = 0, count = XLB_MAX_BACKENDS, got = 0;
+	int ret = 0;
 
-	for (id = 0; id < XLB_MAX_BACKENDS; id++) {
-		struct xlb_backend b;
-		struct xlbd_beid *e = &d->beids[id];
+	if (!all || !keys) {
+		free(all);
+		free(keys);
+		return -ENOMEM;
+	}
+	/* the whole array in a few system calls */
+	while (got < XLB_MAX_BACKENDS && !ret) {
+		count = XLB_MAX_BACKENDS - got;
+		ret = bpf_map_lookup_batch(d->dp.backends, got ? &in : NULL,
+					   &out, keys + got, all + got, &count,
+					   NULL);
+		got += count;
+		in = out;
+	}
+	if (ret && ret != -ENOENT) {	/* old kernel: one by one */
+		for (id = 0; id < XLB_MAX_BACKENDS; id++) {
+			keys[id] = id;
+			xlb_dp_backend_get(&d->dp, (uint16_t)id, &all[id]);
+		}
+		got = XLB_MAX_BACKENDS;
+	}
+	for (id = 0; id < got; id++) {
+		struct xlb_backend b = all[id];
+		struct xlbd_beid *e;
 
-		if (xlb_dp_backend_get(&d->dp, (uint16_t)id, &b) ||
-		    !(b.flags & XLB_BE_F_VALID))
+		if (keys[id] >= XLB_MAX_BACKENDS || !(b.flags & XLB_BE_F_VALID))
 			continue;
+		e = &d->beids[keys[id]];
 		memset(e, 0, sizeof(*e));
 		e->family = b.family;
 		e->encap = b.encap;
@@ -1317,6 +1428,8 @@ int xlbd_adopt_ids(struct xlbd *d)
 			memcpy(e->nh.smac, b.smac, sizeof(b.smac));
 		}
 	}
+	free(all);
+	free(keys);
 	beid_hash_rebuild(d);
 
 	while (!bpf_map_get_next_key(d->dp.vips, prev, &next)) {

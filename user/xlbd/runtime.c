@@ -142,6 +142,22 @@ void xlbd_runtime_save(struct xlbd *d)
 			(int64_t)d->rt_vips[i].generation));
 		json_object_object_add(o, "changed_at", json_object_new_double(
 			d->rt_vips[i].changed_at));
+		if (d->rt_vips[i].published && d->rt_vips[i].map_id) {
+			char h[24];
+
+			snprintf(h, sizeof(h), "%016llx",
+				 (unsigned long long)d->rt_vips[i].inputs);
+			json_object_object_add(o, "inputs",
+					       json_object_new_string(h));
+			snprintf(h, sizeof(h), "%016llx",
+				 (unsigned long long)d->rt_vips[i].fingerprint);
+			json_object_object_add(o, "fingerprint",
+					       json_object_new_string(h));
+			json_object_object_add(o, "map_id", json_object_new_int64(
+				d->rt_vips[i].map_id));
+			json_object_object_add(o, "in_table", json_object_new_int64(
+				d->rt_vips[i].in_table));
+		}
 		json_object_array_add(vips, o);
 	}
 	for (i = 0; i < d->state.n_backends; i++) {
@@ -169,13 +185,14 @@ void xlbd_runtime_save(struct xlbd *d)
 	d->runtime_dirty = false;
 }
 
-static void prev_add(const char *key, uint64_t gen, double at, int health)
+static struct xlbd_prev *prev_add(const char *key, uint64_t gen, double at,
+				  int health)
 {
 	struct xlbd_prev *p;
 
 	p = realloc(xlbd_prev, (xlbd_n_prev + 1) * sizeof(*p));
 	if (!p)
-		return;
+		return NULL;
 	xlbd_prev = p;
 	p = &xlbd_prev[xlbd_n_prev++];
 	memset(p, 0, sizeof(*p));
@@ -184,6 +201,7 @@ static void prev_add(const char *key, uint64_t gen, double at, int health)
 	p->changed_at = at;
 	p->health = health >= XLB_HC_UNKNOWN && health <= XLB_HC_DOWN ?
 		    (uint8_t)health : XLB_HC_UNKNOWN;
+	return p;
 }
 
 void xlbd_runtime_load(struct xlbd *d)
@@ -200,16 +218,28 @@ void xlbd_runtime_load(struct xlbd *d)
 	    json_object_is_type(a, json_type_array)) {
 		n = json_object_array_length(a);
 		for (i = 0; i < n; i++) {
-			json_object *g, *c;
+			json_object *g, *c, *in, *fp, *id, *it;
+			struct xlbd_prev *p;
 
 			o = json_object_array_get_idx(a, i);
 			if (!json_object_object_get_ex(o, "vip", &k) ||
 			    !json_object_object_get_ex(o, "generation", &g) ||
 			    !json_object_object_get_ex(o, "changed_at", &c))
 				continue;
-			prev_add(json_object_get_string(k),
-				 (uint64_t)json_object_get_int64(g),
-				 json_object_get_double(c), XLB_HC_UNKNOWN);
+			p = prev_add(json_object_get_string(k),
+				     (uint64_t)json_object_get_int64(g),
+				     json_object_get_double(c), XLB_HC_UNKNOWN);
+			if (!p || !json_object_object_get_ex(o, "inputs", &in) ||
+			    !json_object_object_get_ex(o, "fingerprint", &fp) ||
+			    !json_object_object_get_ex(o, "map_id", &id) ||
+			    !json_object_object_get_ex(o, "in_table", &it))
+				continue;
+			p->inputs = strtoull(json_object_get_string(in), NULL, 16);
+			p->fingerprint = strtoull(json_object_get_string(fp),
+						  NULL, 16);
+			p->map_id = (uint32_t)json_object_get_int64(id);
+			p->in_table = (uint32_t)json_object_get_int64(it);
+			p->has_table = p->map_id != 0;
 		}
 	}
 	if (json_object_object_get_ex(root, "backends", &a) &&

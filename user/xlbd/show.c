@@ -214,16 +214,26 @@ int xlbd_show_vips(struct xlbd *d, const char *vip, json_object **out,
 }
 
 /* Slots per backend id of VIP i's published table (counts[id]). */
-static uint32_t *slot_counts(const struct xlbd_vip *rv)
+static const struct xlb_table no_table;
+
+/* The VIP's published table (read now if it was adopted unread). */
+static const struct xlb_table *vip_table(struct xlbd *d, size_t vi)
+{
+	const struct xlb_table *t = xlbd_vip_table(d, vi);
+
+	return t && t->slots ? t : &no_table;
+}
+
+static uint32_t *slot_counts(const struct xlb_table *t)
 {
 	uint32_t *c = calloc(XLB_MAX_BACKENDS + 1, sizeof(*c));
 	uint32_t s;
 
 	if (!c)
 		return NULL;
-	for (s = 0; s < rv->table.size; s++)
-		if (rv->table.slots[s].primary <= XLB_BACKEND_ID_MAX)
-			c[rv->table.slots[s].primary]++;
+	for (s = 0; s < t->size; s++)
+		if (t->slots[s].primary <= XLB_BACKEND_ID_MAX)
+			c[t->slots[s].primary]++;
 	return c;
 }
 
@@ -241,6 +251,7 @@ static size_t vip_first_backend(const struct xlbd *d, size_t vi)
 int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 		       struct xlb_err *err)
 {
+	const struct xlb_table *tbl;
 	json_object *r, *a;
 	uint32_t *counts;
 	size_t i, first, n;
@@ -250,7 +261,8 @@ int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 	ret = find_vip(d, vip, &vi, err);
 	if (ret)
 		return ret;
-	counts = slot_counts(&d->rt_vips[vi]);
+	tbl = vip_table(d, (size_t)vi);
+	counts = slot_counts(tbl);
 	if (!counts)
 		return xlb_errf(err, ENOMEM, "out of memory");
 	n = xlb_state_vip_backends(&d->state, &d->state.vips[vi].key, NULL, 0);
@@ -264,7 +276,7 @@ int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 		struct xlb_health h;
 		struct xlb_counter c = { 0 };
 		char as[XLB_ADDR_STR_MAX];
-		uint32_t m = d->rt_vips[vi].table.size;
+		uint32_t m = tbl->size;
 
 		xlbd_backend_health(d, i, &h);
 		xlb_dp_backend_stats(&d->dp, rb->id, &c);
@@ -306,6 +318,7 @@ int xlbd_show_table(struct xlbd *d, const char *vip, json_object **out,
 {
 	const struct xlb_vip_conf *v;
 	const struct xlbd_vip *rv;
+	const struct xlb_table *tbl;
 	json_object *r, *a;
 	uint32_t *counts, max = 0, total_w = 0, in = 0;
 	size_t i, first, n;
@@ -318,7 +331,8 @@ int xlbd_show_table(struct xlbd *d, const char *vip, json_object **out,
 		return ret;
 	v = &d->state.vips[vi];
 	rv = &d->rt_vips[vi];
-	counts = slot_counts(rv);
+	tbl = vip_table(d, (size_t)vi);
+	counts = slot_counts(tbl);
 	if (!counts)
 		return xlb_errf(err, ENOMEM, "out of memory");
 	n = xlb_state_vip_backends(&d->state, &v->key, NULL, 0);
@@ -345,8 +359,8 @@ int xlbd_show_table(struct xlbd *d, const char *vip, json_object **out,
 		jadd(o, "addr", jstr(xlb_addr_str(b->family, b->addr, as)));
 		jadd(o, "id", jint(id));
 		jadd(o, "slots", jint(counts[id]));
-		jadd(o, "share", jdbl(rv->table.size ?
-				      (double)counts[id] / rv->table.size : 0));
+		jadd(o, "share", jdbl(tbl->size ?
+				      (double)counts[id] / tbl->size : 0));
 		jadd(o, "ideal_share", jdbl(ideal));
 		json_object_array_add(a, o);
 		if (counts[id]) {
@@ -357,12 +371,12 @@ int xlbd_show_table(struct xlbd *d, const char *vip, json_object **out,
 	}
 	jadd(r, "vip", jstr(xlb_vip_str(&v->key, vs)));
 	jadd(r, "algo", jstr(xlb_algo_name(v->algo)));
-	jadd(r, "table_size", jint(rv->table.size));
+	jadd(r, "table_size", jint(tbl->size));
 	jadd(r, "generation", jint(rv->generation));
 	jadd(r, "fingerprint", fp_json(rv->fingerprint));
 	jadd(r, "changed_at", jdbl(rv->changed_at));
 	jadd(r, "backends_max_avg",
-	     jdbl(in ? (double)max / ((double)rv->table.size / in) : 0));
+	     jdbl(in ? (double)max / ((double)tbl->size / in) : 0));
 	jadd(r, "backends", a);
 	if (v->algo == XLB_ALGO_MAGLEV && in &&
 	    (uint64_t)v->table_size < 100ull * in) {
@@ -544,7 +558,7 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 {
 	struct xlb_vip_key k = { 0 };
 	const struct xlb_vip_conf *v;
-	const struct xlbd_vip *rv;
+	const struct xlb_table *tbl;
 	struct xlb_pick pick;
 	struct xlb_flow f;
 	struct xlb_ct ct;
@@ -577,13 +591,12 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 		return 0;
 	}
 	v = &d->state.vips[vi];
-	rv = &d->rt_vips[vi];
 	jadd(r, "vip", jstr(xlb_vip_str(&v->key, vs)));
-	xlb_explain_pick(&d->state.global.key, v->hash_mode, &rv->table, &f,
-			 &pick);
+	tbl = vip_table(d, (size_t)vi);
+	xlb_explain_pick(&d->state.global.key, v->hash_mode, tbl, &f, &pick);
 	jadd(r, "hash", jint(pick.hash));
 	jadd(r, "slot", jint(pick.slot));
-	jadd(r, "table_size", jint(rv->table.size));
+	jadd(r, "table_size", jint(tbl->size));
 	if (pick.primary != XLB_BACKEND_NONE)
 		jadd(r, "primary", be_json(d, (size_t)vi, pick.primary));
 	if (pick.secondary != XLB_BACKEND_NONE)
@@ -617,7 +630,7 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 		jadd(r, "reason", jstr("established: the connection table keeps the flow on its backend"));
 	} else if (pick.primary == XLB_BACKEND_NONE) {
 		jadd(r, "verdict", jstr("drop"));
-		jadd(r, "reason", jstr(rv->table.size ?
+		jadd(r, "reason", jstr(tbl->size ?
 			"the VIP's table is empty: no usable backend" :
 			"the VIP has no table yet"));
 	} else {

@@ -73,6 +73,12 @@ struct xlbd_vip {
 	struct xlb_backend_spec *specs;	/* it was built from (names owned) */
 	size_t n_specs;
 	uint32_t errors;		/* publish failures since last success */
+	uint64_t inputs;		/* digest of params and specs */
+	uint32_t map_id;		/* the published table map */
+	bool lazy;			/* adopted: `table` not read yet */
+	bool prev_valid;		/* the previous daemon's record: */
+	uint64_t prev_inputs, prev_fp;
+	uint32_t prev_map_id, prev_in_table;
 };
 
 /* Runtime of one backend; rt_bes[i] belongs to state.backends[i]. */
@@ -184,6 +190,11 @@ void xlbd_detach_all(struct xlbd *d);
 const struct xlbd_beid *xlbd_beid(const struct xlbd *d, uint16_t id);
 /* Index of the VIP in state.vips, -1 if none. */
 long xlbd_vip_index(const struct xlbd *d, const struct xlb_vip_key *key);
+/*
+ * The published table of VIP vi, read from its map when the daemon adopted
+ * it without reading (restart); NULL when it cannot be had.
+ */
+const struct xlb_table *xlbd_vip_table(struct xlbd *d, size_t vi);
 /* Effective health check of backend i. */
 void xlbd_backend_health(const struct xlbd *d, size_t i, struct xlb_health *h);
 
@@ -193,6 +204,9 @@ struct xlbd_prev {			/* of the previous daemon */
 	uint64_t generation;
 	double changed_at;
 	uint8_t health;
+	bool has_table;			/* the VIP's table record: */
+	uint64_t inputs, fingerprint;
+	uint32_t map_id, in_table;
 };
 
 extern struct xlbd_prev *xlbd_prev;
