@@ -93,8 +93,9 @@ static int libxdp_log(enum libxdp_print_level level, const char *fmt,
 	n = strlen(msg);
 	if (n && msg[n - 1] == '\n')
 		msg[n - 1] = 0;
+	/* libxdp's lines carry their own "libxdp: " */
 	xlbd_log(level == LIBXDP_WARN ? XLBD_LOG_WARNING : XLBD_LOG_DEBUG,
-		 "libxdp: %s", msg);
+		 "%s", msg);
 	return 0;
 }
 
@@ -444,6 +445,7 @@ static int initial_state(struct xlbd *d, struct xlb_state *s)
 	} else {
 		ret = xlbd_load_file(d->state_file, s, &found, &err);
 		from = d->state_file;
+		d->state_loaded = found;
 		if (!ret && !found) {
 			ret = xlbd_load_file(d->o.config, s, &found, &err);
 			from = d->o.config;
@@ -699,8 +701,10 @@ int main(int argc, char **argv)
 		log_err("cannot apply the configuration: %s", err.msg);
 		return 1;
 	}
-	xlbd_save_state(&d);
-	xlbd_runtime_save(&d);
+	/* the saved state as it was loaded needs no saving again */
+	if (!d.state_loaded)
+		xlbd_save_state(&d);
+	d.runtime_dirty = true;		/* written once the loop runs */
 	if (xlbd_metrics_start(&d, &err)) {
 		log_err("%s", err.msg);
 		return 1;

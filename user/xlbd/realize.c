@@ -176,6 +176,27 @@ static size_t hc_index_find(const struct xlbd *d, uint64_t id);
 
 /* --- lookups -------------------------------------------------------------- */
 
+size_t xlbd_vip_backends(const struct xlbd *d, size_t vi, size_t *first)
+{
+	const struct xlb_vip_key *key = &d->state.vips[vi].key;
+	size_t lo = 0, hi = d->state.n_backends, end;
+
+	/* backends are sorted by VIP, then name: a VIP's are one run */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (xlb_vip_key_cmp(&d->state.backends[mid].vip, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	for (end = lo; end < d->state.n_backends &&
+	     !xlb_vip_key_cmp(&d->state.backends[end].vip, key); end++)
+		;
+	return end - lo;
+}
+
 long xlbd_vip_index(const struct xlbd *d, const struct xlb_vip_key *key)
 {
 	size_t lo = 0, hi = d->state.n_vips;
@@ -279,17 +300,7 @@ static int vip_specs(struct xlbd *d, size_t vi, struct xlb_backend_spec **out,
 	size_t first = 0, n = 0, i;
 	uint32_t eligible = 0, down = 0;
 
-	/* the VIP's backends are contiguous, by name */
-	for (i = 0; i < d->state.n_backends; i++) {
-		if (!memcmp(&d->state.backends[i].vip, &v->key,
-			    sizeof(v->key))) {
-			if (!n)
-				first = i;
-			n++;
-		} else if (n) {
-			break;
-		}
-	}
+	n = xlbd_vip_backends(d, vi, &first);
 	specs = calloc(n ? n : 1, sizeof(*specs));
 	if (!specs)
 		return -ENOMEM;
@@ -888,14 +899,21 @@ static bool vip_id_used(const struct xlbd *d, const struct xlbd_vip *nv,
 	return false;
 }
 
+static int prev_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct xlbd_prev *)a)->key,
+		      ((const struct xlbd_prev *)b)->key);
+}
+
+/* xlbd_prev is sorted by key once it is loaded (runtime.c). */
 static const struct xlbd_prev *prev_find(const char *key)
 {
-	size_t i;
+	struct xlbd_prev k;
 
-	for (i = 0; i < xlbd_n_prev; i++)
-		if (!strcmp(xlbd_prev[i].key, key))
-			return &xlbd_prev[i];
-	return NULL;
+	if (!xlbd_n_prev)
+		return NULL;
+	snprintf(k.key, sizeof(k.key), "%s", key);
+	return bsearch(&k, xlbd_prev, xlbd_n_prev, sizeof(k), prev_cmp);
 }
 
 static void backend_key(const struct xlb_backend_conf *b, char *out,

@@ -185,6 +185,12 @@ void xlbd_runtime_save(struct xlbd *d)
 	d->runtime_dirty = false;
 }
 
+static int prev_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct xlbd_prev *)a)->key,
+		      ((const struct xlbd_prev *)b)->key);
+}
+
 static struct xlbd_prev *prev_add(const char *key, uint64_t gen, double at,
 				  int health)
 {
@@ -255,6 +261,7 @@ void xlbd_runtime_load(struct xlbd *d)
 		}
 	}
 	json_object_put(root);
+	qsort(xlbd_prev, xlbd_n_prev, sizeof(*xlbd_prev), prev_cmp);
 	log_info("runtime of the previous daemon: %zu entries from %s",
 		 xlbd_n_prev, d->runtime_file);
 }

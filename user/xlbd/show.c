@@ -143,6 +143,14 @@ static json_object *vip_stats_json(struct xlbd *d, uint32_t id)
 	return o;
 }
 
+static size_t vip_first_backend(const struct xlbd *d, size_t vi)
+{
+	size_t first;
+
+	xlbd_vip_backends(d, vi, &first);
+	return first;
+}
+
 static json_object *vip_json(struct xlbd *d, size_t i)
 {
 	const struct xlb_vip_conf *v = &d->state.vips[i];
@@ -171,11 +179,7 @@ static json_object *vip_json(struct xlbd *d, size_t i)
 		jadd(o, "src6", jstr(xlb_addr_str(XLB_FAMILY_INET6, v->src6,
 						  as)));
 	jadd(o, "health", health_json(&v->health));
-	/* the VIP's backends are contiguous in state order */
-	for (first = 0; first < d->state.n_backends; first++)
-		if (!memcmp(&d->state.backends[first].vip, &v->key,
-			    sizeof(v->key)))
-			break;
+	first = vip_first_backend(d, i);
 	for (k = first; k < first + n; k++)
 		healthy += d->rt_bes[k].health != XLB_HC_DOWN;
 	jadd(o, "backends", jint(n));
@@ -235,17 +239,6 @@ static uint32_t *slot_counts(const struct xlb_table *t)
 		if (t->slots[s].primary <= XLB_BACKEND_ID_MAX)
 			c[t->slots[s].primary]++;
 	return c;
-}
-
-static size_t vip_first_backend(const struct xlbd *d, size_t vi)
-{
-	size_t i;
-
-	for (i = 0; i < d->state.n_backends; i++)
-		if (!memcmp(&d->state.backends[i].vip, &d->state.vips[vi].key,
-			    sizeof(struct xlb_vip_key)))
-			return i;
-	return d->state.n_backends;
 }
 
 int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,

@@ -143,6 +143,7 @@ struct xlbd {
 	uint32_t prog_id;
 	struct xdp_program *xprog;
 	bool adopted;
+	bool state_loaded;		/* started from state.conf */
 	struct xlb_hc *hc;
 	struct xlb_neigh *neigh;
 
@@ -188,6 +189,8 @@ void xlbd_health_result(void *ctx, uint64_t id, const struct xlb_hc_result *r);
 /* Detach every link (shutdown). */
 void xlbd_detach_all(struct xlbd *d);
 const struct xlbd_beid *xlbd_beid(const struct xlbd *d, uint16_t id);
+/* Backends of VIP vi: how many, from state.backends[*first] on. */
+size_t xlbd_vip_backends(const struct xlbd *d, size_t vi, size_t *first);
 /* Index of the VIP in state.vips, -1 if none. */
 long xlbd_vip_index(const struct xlbd *d, const struct xlb_vip_key *key);
 /*
