@@ -129,11 +129,15 @@ $(O)/tests/daemon/%: tests/daemon/%.c $(LIBXLB) $(KSFT_HDR)
 	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
 
 test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(DAEMON_TESTS)
-	@tests/run.sh unit unit-asan bpf daemon vm
+	@tests/run.sh unit unit-asan bpf daemon e2e vm
 
-.PHONY: test-daemon
+.PHONY: test-daemon test-e2e
 test-daemon: all $(DAEMON_TESTS)
 	@tests/run.sh daemon
+
+# real traffic through xlb in network namespaces (tests/e2e/lib/topo.sh)
+test-e2e: all
+	@tests/run.sh e2e
 
 test-unit: $(UNIT_TESTS) $(TOOLS) $(PROGRAMS)
 	@tests/run.sh unit
@@ -216,9 +220,11 @@ DURATION ?= 60
 demo: all
 	@tools/demo.sh $(DURATION)
 
+# The benchmark suite: one report, $(O)/bench/results.json and PNG plots
+# (BENCHMARKS.md says how each figure is measured).  BENCH_FLAGS=--quick
+# for the smoke mode.
 bench: all
-	@$(O)/xlb-bench tables
-	@$(O)/xlb-bench pkt
+	@O=$(O) tools/bench.sh --out $(O)/bench $(BENCH_FLAGS)
 
 # --- install ----------------------------------------------------------------
 # xlbd and xlbctl, their man pages, bash completion and systemd unit, under
