@@ -47,6 +47,7 @@
 #include "xlb_reflect.skel.h"
 
 #define MAX_LEVELS	16
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 struct opts {
 	int json;
@@ -264,8 +265,8 @@ static int bench_tables(const struct opts *o)
 		       "table_bytes");
 	}
 	for (a = 0; a < 2; a++)
-		for (i = 0; i < sizeof(table_ms) / sizeof(table_ms[0]); i++)
-			for (j = 0; j < sizeof(table_ns) / sizeof(table_ns[0]); j++) {
+		for (i = 0; i < ARRAY_SIZE(table_ms); i++)
+			for (j = 0; j < ARRAY_SIZE(table_ns); j++) {
 				if (o->quick && (table_ms[i] > 65537 ||
 						 table_ns[j] > 100))
 					continue;
@@ -511,7 +512,7 @@ static const struct path paths[] = {
 	{ "fib_ct_hit", 4, VIP4, 81, 0, XDP_TX, 1 },
 };
 
-#define NPATHS	(sizeof(paths) / sizeof(paths[0]))
+#define NPATHS	ARRAY_SIZE(paths)
 
 static const struct path baseline_path = { "baseline", 4, VIP4, 80, 0, XDP_TX, 0 };
 
@@ -675,6 +676,8 @@ static void verifier_figures(const struct opts *o, struct pkt_bench *b)
 	fig_json(&f);
 }
 
+static int ct_age(struct pkt_bench *b, const struct opts *o);
+
 static int bench_pkt(const struct opts *o)
 {
 	struct pkt_bench b = {};
@@ -697,7 +700,12 @@ static int bench_pkt(const struct opts *o)
 		ret = 1;
 		goto out;
 	}
-	pin_cpu(sched_getcpu());
+	ret = ct_age(&b, o);
+	if (ret) {
+		bench_fail(&b, "pkt", ret);
+		ret = 1;
+		goto out;
+	}
 	main_fd = bpf_program__fd(b.skel->progs.xlb_main);
 	base_fd = bpf_program__fd(b.reflect->progs.xlb_reflect);
 	for (r = 0, ret = 0; r < nr; r++) {
@@ -919,6 +927,35 @@ out:
 	return ret;
 }
 
+/*
+ * Put the connection table in the state of a running LB before measuring:
+ * filled once from every CPU, then emptied.  A freshly loaded table hands
+ * out its preallocated entries in address order, which makes inserts
+ * look cheaper than they are once entries have been used and freed in
+ * hash order (that is the first round of new flows against the others).
+ * Not in smoke mode.  Leaves this thread pinned to the CPU it was on.
+ */
+static int ct_age(struct pkt_bench *b, const struct opts *o)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	int me = sched_getcpu(), ret = 0;
+	cpu_set_t cpus;
+	long n;
+
+	if (!o->quick) {
+		if (bpf_obj_get_info_by_fd(b->dp.conntrack, &mi, &len) ||
+		    sched_getaffinity(0, sizeof(cpus), &cpus))
+			return -errno;
+		ret = ct_fill(b, &cpus, mi.max_entries / libbpf_num_possible_cpus(),
+			      &n);
+		if (!ret)
+			ret = xlb_dp_ct_flush(&b->dp);
+	}
+	pin_cpu(me);
+	return ret;
+}
+
 static int vip0_stats(struct pkt_bench *b, struct xlb_vip_stats *s)
 {
 	return xlb_dp_vip_stats(&b->dp, VIP_IPIP, s);
@@ -974,6 +1011,37 @@ static int scale_case(const struct opts *o, struct pkt_bench *b,
 	return 0;
 }
 
+/* A figure of the VIP series, named and with its level's parameters. */
+static void vips_fig(struct fig *f, const char *what, long vips)
+{
+	memset(f, 0, sizeof(*f));
+	f->bench = "pkt-scale";
+	f->unit = "ns";
+	snprintf(f->name, sizeof(f->name), "pkt_vips.%s.%ld", what, vips);
+	PARAM(f, "\"path\":\"%s\",\"vips\":%ld,\"extra_vip_table_size\":%d",
+	      what, vips, EXTRA_VIP_M);
+}
+
+/* A connection-table level: asked, reached (counted), how it was filled. */
+struct ct_level {
+	double fill;
+	__u32 entries, max_entries;
+	double fill_ms;
+	long cpus;
+};
+
+static void ct_fig(struct fig *f, const char *what, const struct ct_level *l)
+{
+	memset(f, 0, sizeof(*f));
+	f->bench = "pkt-scale";
+	f->unit = "ns";
+	snprintf(f->name, sizeof(f->name), "pkt_ct.%s.%g%%", what,
+		 100 * l->fill);
+	PARAM(f, "\"path\":\"%s\",\"fill\":%g,\"entries\":%u,\"max_entries\":%u,\"occupancy\":%.4f,\"fill_ms\":%.0f,\"fill_cpus\":%ld",
+	      what, l->fill, l->entries, l->max_entries,
+	      (double)l->entries / l->max_entries, l->fill_ms, l->cpus);
+}
+
 static int bench_pkt_scale(const struct opts *o)
 {
 	static const struct path vip_spread = { "vip_spread", 4, VIP4, 80, 0, XDP_TX, 0 };
@@ -981,7 +1049,7 @@ static int bench_pkt_scale(const struct opts *o)
 	struct xlb_err err = { "" };
 	const struct path *ct_hit = &paths[1], *new_flow = &paths[2];
 	struct bpf_map_info mi = {};
-	__u32 mi_len = sizeof(mi), count;
+	__u32 mi_len = sizeof(mi);
 	long have = 1, flow_base = 0, new_calls;
 	int i, ret = 1, me, ncpus_possible = libbpf_num_possible_cpus();
 	cpu_set_t cpus;
@@ -994,7 +1062,12 @@ static int bench_pkt_scale(const struct opts *o)
 	    sched_getaffinity(0, sizeof(cpus), &cpus))
 		goto out;
 	me = sched_getcpu();
-	pin_cpu(me);
+	ret = ct_age(&b, o);
+	if (ret) {
+		bench_fail(&b, "pkt-scale", ret);
+		ret = 1;
+		goto out;
+	}
 	/* new flows fill the table: at most 1% of it per round */
 	new_calls = o->calls < (long)mi.max_entries / 100 ? o->calls :
 		    (long)mi.max_entries / 100;
@@ -1006,12 +1079,13 @@ static int bench_pkt_scale(const struct opts *o)
 	for (i = 0; i < o->n_vips; i++) {
 		struct spread_gen sg = { .n = o->vips[i] };
 		struct new_flow_gen ng = { new_flow, 0 };
-		struct fig f = { .bench = "pkt-scale", .unit = "ns" };
+		struct fig f;
 		double warm;
 
 		if (o->vips[i] > have &&
 		    add_extra_vips(&b, have, o->vips[i], &err)) {
 			fprintf(stderr, "xlb-bench: %s\n", err.msg);
+			ret = 1;
 			goto out;
 		}
 		have = o->vips[i] > have ? o->vips[i] : have;
@@ -1021,27 +1095,17 @@ static int bench_pkt_scale(const struct opts *o)
 		ret = run_case(bpf_program__fd(b.skel->progs.xlb_main),
 			       &vip_spread, 0, sg.n, gen_vip_spread, &sg,
 			       &warm);
-#define SCALE_FIG(what, lvl)						\
-		do {							\
-			memset(&f, 0, sizeof(f));			\
-			f.bench = "pkt-scale";				\
-			f.unit = "ns";					\
-			snprintf(f.name, sizeof(f.name), "pkt_vips.%s.%ld", what, lvl); \
-			PARAM(&f, "\"path\":\"%s\",\"vips\":%ld,\"extra_vip_table_size\":%d", \
-			      what, lvl, EXTRA_VIP_M);			\
-		} while (0)
-		SCALE_FIG("ct_hit", o->vips[i]);
+		vips_fig(&f, "ct_hit", o->vips[i]);
 		ret = ret ? ret : scale_case(o, &b, &f, ct_hit, o->calls, NULL,
 					     NULL, 1);
-		SCALE_FIG("vip_spread", o->vips[i]);
+		vips_fig(&f, "vip_spread", o->vips[i]);
 		ret = ret ? ret : scale_case(o, &b, &f, &vip_spread, o->calls,
 					     gen_vip_spread, &sg, 0);
-		SCALE_FIG("new_flow", o->vips[i]);
+		vips_fig(&f, "new_flow", o->vips[i]);
 		ng.base = flow_base;
 		flow_base += new_calls * o->rounds;
 		ret = ret ? ret : scale_case(o, &b, &f, new_flow, new_calls,
 					     gen_new_flow, &ng, -1);
-#undef SCALE_FIG
 		if (ret) {
 			bench_fail(&b, "pkt-scale", ret);
 			ret = 1;
@@ -1053,9 +1117,11 @@ static int bench_pkt_scale(const struct opts *o)
 	for (i = 0; i < o->n_fill; i++) {
 		struct ct_spread_gen cg = { .rnd = { 42 } };
 		struct new_flow_gen ng = { new_flow, 0 };
+		struct ct_level lv = { .fill = o->fill[i],
+				       .max_entries = mi.max_entries };
 		struct fig f;
 		long per = (long)(o->fill[i] * mi.max_entries / ncpus_possible);
-		double t0 = now_us(), fill_ms;
+		double t0 = now_us();
 
 		xlb_dp_ct_flush(&b.dp);
 		ret = ct_fill(&b, &cpus, per, &cg.ncpu);
@@ -1066,34 +1132,23 @@ static int bench_pkt_scale(const struct opts *o)
 			ret = 1;
 			goto out;
 		}
-		fill_ms = (now_us() - t0) / 1e3;
-		xlb_dp_ct_count(&b.dp, &count);
+		lv.fill_ms = (now_us() - t0) / 1e3;
+		lv.cpus = cg.ncpu;
+		xlb_dp_ct_count(&b.dp, &lv.entries);
 		cg.per = per;
 		addr(4, VIP4, cg.dst);
-#define SCALE_FIG(what)							\
-		do {							\
-			memset(&f, 0, sizeof(f));			\
-			f.bench = "pkt-scale";				\
-			f.unit = "ns";					\
-			snprintf(f.name, sizeof(f.name), "pkt_ct.%s.%g%%", what, \
-				 100 * o->fill[i]);			\
-			PARAM(&f, "\"path\":\"%s\",\"fill\":%g,\"entries\":%u,\"max_entries\":%u,\"occupancy\":%.4f,\"fill_ms\":%.0f,\"fill_cpus\":%ld", \
-			      what, o->fill[i], count, mi.max_entries,	\
-			      (double)count / mi.max_entries, fill_ms, cg.ncpu); \
-		} while (0)
-		SCALE_FIG("ct_hit");
+		ct_fig(&f, "ct_hit", &lv);
 		ret = scale_case(o, &b, &f, ct_hit, o->calls, NULL, NULL, 1);
 		if (!ret && per > 0) {
-			SCALE_FIG("ct_hit_spread");
+			ct_fig(&f, "ct_hit_spread", &lv);
 			ret = scale_case(o, &b, &f, ct_hit, o->calls,
 					 gen_ct_spread, &cg, 1);
 		}
-		SCALE_FIG("new_flow");
+		ct_fig(&f, "new_flow", &lv);
 		ng.base = flow_base;
 		flow_base += new_calls * o->rounds;
 		ret = ret ? ret : scale_case(o, &b, &f, new_flow, new_calls,
 					     gen_new_flow, &ng, -1);
-#undef SCALE_FIG
 		if (ret) {
 			bench_fail(&b, "pkt-scale", ret);
 			ret = 1;
@@ -1281,7 +1336,12 @@ static int bench_publish(const struct opts *o)
 		       (unsigned long long)quiet && !w.err)
 			usleep(1000);
 		__atomic_store_n(&w.phase, 2 * c + 1, __ATOMIC_RELEASE);
-		for (r = 0; r < FWD_PUBLISHES && !ret; r++)
+		/* on a busy host the forwarding thread may wait for a CPU:
+		 * publish on until it has forwarded during the phase */
+		for (r = 0; !ret && r < FWD_PUBLISHES + 200 &&
+		     (r < FWD_PUBLISHES ||
+		      __atomic_load_n(&w.calls[2 * c + 1], __ATOMIC_ACQUIRE) < 100);
+		     r++)
 			ret = xlb_dp_table_publish(&b.dp, VIP_STATELESS,
 						   &t[r % 2], &err);
 	}
@@ -1316,7 +1376,7 @@ static int bench_publish(const struct opts *o)
 		f.baseline = median_of(q, cycles);
 		f.baseline_what = "the same path between the publishes";
 		snprintf(f.name, sizeof(f.name), "publish.forwarding_during");
-		PARAM(&f, "\"path\":\"stateless\",\"M\":%u,\"cycles\":%d,\"publishes_per_cycle\":%d,\"forwarding_cpu\":%d,\"publishing_cpu\":%d,\"calls_publishing\":%llu,\"calls_quiet\":%llu,\"max_ns_publishing\":%llu,\"max_ns_quiet\":%llu",
+		PARAM(&f, "\"path\":\"stateless\",\"M\":%u,\"cycles\":%d,\"min_publishes_per_cycle\":%d,\"forwarding_cpu\":%d,\"publishing_cpu\":%d,\"calls_publishing\":%llu,\"calls_quiet\":%llu,\"max_ns_publishing\":%llu,\"max_ns_quiet\":%llu",
 		      t[0].size, cycles, FWD_PUBLISHES, w.cpu, me, n_p, n_q,
 		      max_p, max_q);
 		fig_emit(o, &f);
@@ -1446,7 +1506,7 @@ static int bench_memory(const struct opts *o)
 	fig_emit(o, &f);
 
 	/* a table of each M, published to VIP_IPIP, its inner map measured */
-	for (i = 0; i < sizeof(table_ms) / sizeof(table_ms[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(table_ms); i++) {
 		struct xlb_table t;
 		__u32 id;
 		int fd;
@@ -1457,8 +1517,10 @@ static int bench_memory(const struct opts *o)
 			goto out;
 		}
 		xlb_table_free(&t);
-		if (bpf_map_lookup_elem(b.dp.tables, &(__u32){ VIP_IPIP }, &id) ||
-		    (fd = bpf_map_get_fd_by_id(id)) < 0)
+		if (bpf_map_lookup_elem(b.dp.tables, &(__u32){ VIP_IPIP }, &id))
+			goto out;
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
 			goto out;
 		if (map_mem(fd, &tab)) {
 			close(fd);

@@ -1,48 +1,107 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# xlb-bench smoke test: it runs, prints well-formed figures, and rejects bad
-# arguments.  It times nothing and judges no number (that is a benchmark's job).
+# Smoke test of xlb-bench and of the suite (tools/bench.sh --quick): they
+# run, print well-formed figures, write a results.json that parses with the
+# fields every record must have, and reject bad arguments.  It times
+# nothing and judges no number (that is a benchmark's job).  Without root
+# the suite runs its unprivileged part (tables) and says the rest is skipped.
 cd "$(dirname "$0")/../.." || exit 1
-BENCH=build/xlb-bench
+O=${O:-build}
+BENCH=$O/xlb-bench
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
 check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
+root=0
+[[ $(id -u) -eq 0 ]] && root=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 echo "TAP version 13"
-echo "1..5"
+echo "1..10"
 out=$($BENCH --quick -j tables 2>&1)
 check "tables -j prints one JSON record per case" \
 	'python3 -c "
 import json, sys
 recs = [json.loads(l) for l in sys.stdin.read().splitlines()]
-assert len(recs) == 6, len(recs)
+assert len(recs) == 8, len(recs)
 for r in recs:
     assert r[\"bench\"] == \"tables\" and r[\"algo\"] in (\"maglev\", \"ring\")
     assert r[\"median_us\"] > 0 and r[\"min_us\"] <= r[\"median_us\"] <= r[\"max_us\"]
     assert r[\"table_bytes\"] == 4 * r[\"table_size\"]
+    assert r[\"name\"] == \"tables.%s.M%d.N%d\" % (r[\"algo\"], r[\"table_size\"], r[\"backends\"])
+    assert r[\"value\"] == r[\"median_us\"] or abs(r[\"value\"] - r[\"median_us\"]) < 0.1
+    assert r[\"unit\"] == \"us\" and r[\"baseline\"] is None and r[\"ratio\"] is None
+    assert r[\"params\"][\"M\"] == r[\"table_size\"]
 " <<<"$out"'
 check "tables prints a human table" '$BENCH --quick tables | grep -q "^maglev *65537 *100 "'
 check "unknown subcommand exits 2" '$BENCH nosuch 2>/dev/null; [[ $? -eq 2 ]]'
 check "bad --runs exits 2 naming the option" \
 	'[[ $($BENCH --runs 0 tables 2>&1 >/dev/null) == *--runs* ]] && ! $BENCH --runs 0 tables 2>/dev/null'
-if [[ $(id -u) -ne 0 ]]; then
-	n=$((n + 1)); echo "ok $n pkt -j # SKIP needs root"
+check "bad --ct-fill and --vips exit 2 naming the option" \
+	'[[ $($BENCH --ct-fill 0,2 pkt-scale 2>&1 >/dev/null) == *--ct-fill* ]] &&
+	 [[ $($BENCH --vips 0 pkt-scale 2>&1 >/dev/null) == *--vips* ]] &&
+	 { $BENCH --vips 10,x pkt-scale 2>/dev/null; [[ $? -eq 2 ]]; }'
+if [[ $root -eq 0 ]]; then
+	skip "pkt -j" "needs root"
 else
 	out=$($BENCH --quick -j pkt 2>&1)
-	check "pkt -j prints every path with a baseline ratio" \
+	check "pkt -j prints every path with a baseline ratio, and the verifier's figures" \
 		'python3 -c "
 import json, sys
 recs = [json.loads(l) for l in sys.stdin.read().splitlines()]
-v = [r for r in recs if r[\"path\"] == \"verifier\"]
-assert len(v) == 1 and v[0][\"processed_insns\"] > 0, v
-paths = {r[\"path\"]: r for r in recs if r[\"path\"] != \"verifier\"}
+v = {r[\"name\"]: r for r in recs if r[\"bench\"] == \"verifier\"}
+assert set(v) == {\"verifier.processed_insns\", \"verifier.xlated_bytes\", \"verifier.jited_bytes\"}, v
+assert all(r[\"value\"] > 0 for r in v.values()), v
+paths = {r[\"path\"]: r for r in recs if r[\"bench\"] == \"pkt\"}
 want = {\"non_vip_pass\", \"ct_hit\", \"new_flow\", \"stateless\", \"ipv6_ct_hit\", \"gue_ct_hit\", \"fib_ct_hit\"}
 assert want <= set(paths), sorted(paths)
 for r in paths.values():
     assert r[\"ns\"] > 0 and r[\"baseline_ns\"] > 0
+    assert r[\"min\"] <= r[\"value\"] <= r[\"max\"]
     assert abs(r[\"ratio\"] - r[\"ns\"] / r[\"baseline_ns\"]) <= 0.01 * r[\"ratio\"] + 0.01
 " <<<"$out"'
+fi
+
+# the suite, in smoke mode, into a folder of its own
+tools/bench.sh --quick --out "$tmp" >"$tmp/report" 2>"$tmp/log"
+rc=$?
+check "the suite --quick runs (exit 0)" '[[ $rc -eq 0 ]] || { sed "s/^/# /" "$tmp/log"; false; }'
+check "results.json parses (python3 -m json.tool)" \
+	'python3 -m json.tool "$tmp/results.json" >/dev/null'
+check "every figure has name, value, unit, baseline, ratio, parameters" \
+	'ROOT=$root python3 -c "
+import json, os, sys
+res = json.load(open(sys.argv[1]))
+m = res[\"machine\"]
+assert m[\"cpu_model\"] and m[\"cores\"] >= 1 and m[\"kernel\"], m
+figs = res[\"figures\"]
+names = [f[\"name\"] for f in figs]
+assert len(names) == len(set(names)), \"duplicate figure names\"
+for f in figs:
+    for k in (\"name\", \"value\", \"unit\", \"baseline\", \"ratio\", \"parameters\"):
+        assert k in f, (k, f)
+    assert isinstance(f[\"value\"], (int, float)) and isinstance(f[\"parameters\"], dict), f
+    assert f[\"min\"] <= f[\"value\"] <= f[\"max\"] or f[\"runs\"] <= 1, f
+    if f[\"baseline\"] is not None:
+        assert f[\"baseline\"] > 0 and abs(f[\"ratio\"] - f[\"value\"] / f[\"baseline\"]) <= 0.01 * f[\"ratio\"] + 0.001, f
+groups = {n.split(\".\")[0] for n in names}
+want = {\"tables\"}
+if os.environ[\"ROOT\"] == \"1\":
+    want |= {\"verifier\", \"pkt\", \"pkt_vips\", \"pkt_ct\", \"publish\", \"memory\", \"live\"}
+    if os.path.exists(\"'"$O"'/xlbd\"):
+        want.add(\"control\")
+assert want <= groups, sorted(want - groups)
+parts = {p[\"name\"]: p[\"status\"] for p in res[\"parts\"]}
+assert \"failed\" not in parts.values(), parts
+" "$tmp/results.json"'
+if ! command -v gnuplot >/dev/null; then
+	skip "the report names the machine and the plots are written" "no gnuplot"
+else
+	check "the report names the machine and the plots are written" \
+		'grep -q "^machine: .*cores.*kernel" "$tmp/report" && ls "$tmp"/tables_vs_n.png >/dev/null &&
+		 { [[ $root -eq 0 ]] || ls "$tmp"/pkt_paths.png "$tmp"/pkt_vs_vips.png "$tmp"/pkt_vs_ct_fill.png "$tmp"/live_vs_m.png >/dev/null; }'
 fi
 exit $failed
