@@ -190,7 +190,18 @@ $(O)/tests/kmod/%: tests/kmod/%.c $(wildcard tests/kmod/*.h) tests/bpf/pkt.h $(L
 	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -Itests/bpf -o $@ $< $(LIBXLB) \
 		$(LDLIBS_XLB)
 
-test test-vm vmtest: kmod $(KMOD_TESTS) $(CHECKPATCH)
+# The source tree DKMS builds (kmod/dkms.conf at its top), staged in $(O).
+KMOD_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' kmod/dkms.conf)
+DKMS_SRC    := $(O)/dkms/xlb_redirect-$(KMOD_VERSION)
+
+.PHONY: kmod-dkms-src
+kmod-dkms-src:
+	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)/kmod $(DKMS_SRC)/bpf
+	cp Kbuild kmod/dkms.conf $(DKMS_SRC)/
+	cp kmod/Kbuild kmod/xlb_redirect.c $(DKMS_SRC)/kmod/
+	cp bpf/structs.h bpf/flow_hash.h bpf/table.h $(DKMS_SRC)/bpf/
+
+test test-vm vmtest: kmod kmod-dkms-src $(KMOD_TESTS) $(CHECKPATCH)
 clean: kmod-clean
 
 # --- fuzzing ----------------------------------------------------------------
@@ -222,9 +233,9 @@ demo: all
 
 # The benchmark suite: one report, $(O)/bench/results.json and PNG plots
 # (BENCHMARKS.md says how each figure is measured).  BENCH_FLAGS=--quick
-# for the smoke mode.
+# for the smoke mode, into $(O)/bench-quick.
 bench: all
-	@O=$(O) tools/bench.sh --out $(O)/bench $(BENCH_FLAGS)
+	@O=$(O) tools/bench.sh $(BENCH_FLAGS)
 
 # --- install ----------------------------------------------------------------
 # xlbd and xlbctl, their man pages, bash completion and systemd unit, under

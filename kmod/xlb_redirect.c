@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xlb_redirect: the backend side of xlb's GUE tunnel, with a second chance
+ * for connections that a table change sent to the wrong backend.
+ *
+ * xlb sends a client's packet to a backend inside GUE whose private data is
+ * a hop list, [primary, secondary] (bpf/structs.h).  When the LB's table
+ * changes and the LB keeps no state for a flow (a stateless VIP, a flushed
+ * connection table, another LB host after an ECMP change), an established
+ * connection may land on a backend that does not know it.  This module, on
+ * every backend, decides per packet:
+ *
+ *  1. not TCP, or a SYN: deliver locally;
+ *  2. a local established, TIME_WAIT or request socket owns the flow, or
+ *     the ACK carries a SYN cookie this host issued: deliver locally;
+ *  3. the hop list has a next hop that is neither this host nor a hop
+ *     already visited: forward the packet there (outer destination = next
+ *     hop, outer source = a local address, index + 1);
+ *  4. otherwise: deliver locally (the stack answers as it would without us).
+ *
+ * ICMP errors inside the tunnel are decided by the TCP connection they
+ * quote.  Delivering locally means decapsulating here and handing the inner
+ * packet to the stack as if the interface had received it, so the socket
+ * on the VIP gets it; no fou or ipip configuration is needed.
+ *
+ * Hook: one UDP tunnel socket per address family in every network
+ * namespace where the module is enabled (like fou), port from the module
+ * parameter "port".  Enabling is per namespace:
+ *   echo enable > /proc/net/xlb_redirect     (disable likewise)
+ * and reading that file shows the state and the namespace's counters.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/etherdevice.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <linux/if_arp.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/skbuff.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/checksum.h>
+#include <net/inet6_hashtables.h>
+#include <net/inet_hashtables.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ip_tunnels.h>
+#include <net/ipv6.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/route.h>
+#include <net/tcp.h>
+#include <net/udp_tunnel.h>
+
+#include "structs.h"
+
+static ushort port = XLB_GUE_PORT_DEFAULT;
+module_param(port, ushort, 0444);
+MODULE_PARM_DESC(port, "UDP port of xlb's GUE tunnel (default 6080)");
+
+#define GUE_VERSION(b)	((b) >> 6)
+#define GUE_CONTROL	0x20
+#define GUE_HLEN(b)	((b) & 0x1f)
+
+/* Counters of one namespace; names as /proc/net/xlb_redirect shows them. */
+enum xlbr_stat {
+	XLBR_RECEIVED,		/* GUE datagrams on the port */
+	XLBR_MALFORMED,		/* dropped: not xlb's GUE, or inconsistent */
+	XLBR_DELIVER_NOT_TCP,	/* delivered: not TCP, or no ports to match */
+	XLBR_DELIVER_SYN,	/* delivered: a SYN opens a connection here */
+	XLBR_DELIVER_SOCKET,	/* delivered: a local socket owns the flow */
+	XLBR_DELIVER_SYNCOOKIE,	/* delivered: ACK with our SYN cookie */
+	XLBR_DELIVER_LAST_HOP,	/* delivered: no next hop in the list */
+	XLBR_DELIVER_HOP_LOCAL,	/* delivered: next hop is us or was visited */
+	XLBR_DELIVER_ERROR,	/* dropped: the backlog refused the packet */
+	XLBR_FORWARDED,		/* sent on to the next hop */
+	XLBR_FORWARD_ERROR,	/* dropped: no route, TTL, no memory */
+	XLBR_NSTATS,
+};
+
+static const char * const xlbr_stat_names[XLBR_NSTATS] = {
+	[XLBR_RECEIVED]		 = "received",
+	[XLBR_MALFORMED]	 = "malformed",
+	[XLBR_DELIVER_NOT_TCP]	 = "delivered_not_tcp",
+	[XLBR_DELIVER_SYN]	 = "delivered_syn",
+	[XLBR_DELIVER_SOCKET]	 = "delivered_socket",
+	[XLBR_DELIVER_SYNCOOKIE] = "delivered_syncookie",
+	[XLBR_DELIVER_LAST_HOP]	 = "delivered_last_hop",
+	[XLBR_DELIVER_HOP_LOCAL] = "delivered_hop_local",
+	[XLBR_DELIVER_ERROR]	 = "deliver_errors",
+	[XLBR_FORWARDED]	 = "forwarded",
+	[XLBR_FORWARD_ERROR]	 = "forward_errors",
+};
+
+struct xlbr_stats {
+	unsigned long cnt[XLBR_NSTATS];
+};
+
+/* Per network namespace. */
+struct xlbr_net {
+	struct mutex lock;		/* serializes enable and disable */
+	struct socket *sock4;		/* NULL: disabled */
+	struct socket *sock6;		/* NULL also when IPv6 is off */
+	struct xlbr_stats __percpu *stats;
+};
+
+static unsigned int xlbr_net_id __read_mostly;
+
+union xlbr_addr {
+	__be32 a4;
+	struct in6_addr a6;
+};
+
+/* What parsing learnt; offsets count from the UDP header (skb->data). */
+struct xlbr_pkt {
+	u8 family;			/* outer: AF_INET or AF_INET6 */
+	u8 inner_family;
+	u8 count;			/* valid hops */
+	u8 index;			/* current hop */
+	unsigned int index_off;		/* of the hop list's index byte */
+	unsigned int inner_off;		/* of the inner IP header */
+	union xlbr_addr hops[XLB_HOPS];
+	/* the TCP flow as the backend receives it */
+	bool tcp;
+	bool icmp;			/* quoted by an ICMP error */
+	union {
+		struct iphdr ip4;	/* addresses of the flow */
+		struct ipv6hdr ip6;
+	};
+	struct tcphdr th;		/* ports; flags, seq unless icmp */
+};
+
+static void xlbr_count(struct xlbr_net *xn, enum xlbr_stat s)
+{
+	this_cpu_inc(xn->stats->cnt[s]);
+}
+
+static unsigned int xlbr_alen(u8 family)
+{
+	return family == AF_INET ? sizeof(__be32) : sizeof(struct in6_addr);
+}
+
+/* --- parsing --------------------------------------------------------------- */
+
+static bool xlbr_hop_ok(u8 family, const union xlbr_addr *a)
+{
+	if (family == AF_INET)
+		return !ipv4_is_zeronet(a->a4) && !ipv4_is_multicast(a->a4) &&
+		       !ipv4_is_lbcast(a->a4);
+	return !ipv6_addr_any(&a->a6) && !ipv6_addr_is_multicast(&a->a6);
+}
+
+/* The GUE header and the hop list behind the UDP header. */
+static int xlbr_parse_gue(struct sk_buff *skb, struct xlbr_pkt *p)
+{
+	unsigned int off = sizeof(struct udphdr), alen, hlen, i;
+	struct xlb_gue_hops _hops;
+	const struct xlb_gue_hops *hops;
+	struct xlb_gue_hdr _gue;
+	const struct xlb_gue_hdr *gue;
+	u8 fam;
+
+	gue = skb_header_pointer(skb, off, sizeof(_gue), &_gue);
+	if (!gue || GUE_VERSION(gue->hlen_cver) != 0 ||
+	    (gue->hlen_cver & GUE_CONTROL) || gue->flags != htons(XLB_GUE_FLAGS))
+		return -EINVAL;
+	if (gue->proto == IPPROTO_IPIP)
+		p->inner_family = AF_INET;
+	else if (gue->proto == IPPROTO_IPV6)
+		p->inner_family = AF_INET6;
+	else
+		return -EINVAL;
+	hlen = GUE_HLEN(gue->hlen_cver) * 4;
+	off += sizeof(*gue);
+	p->inner_off = off + hlen;
+	if (p->inner_off > skb->len)
+		return -EINVAL;
+
+	hops = skb_header_pointer(skb, off, sizeof(_hops), &_hops);
+	if (hlen < sizeof(_hops) || !hops || hops->magic != XLB_GUE_HOPS_MAGIC)
+		return -EINVAL;
+	fam = p->family == AF_INET ? XLB_FAMILY_INET : XLB_FAMILY_INET6;
+	alen = xlbr_alen(p->family);
+	if (hops->family != fam || !hops->count || hops->count > XLB_HOPS ||
+	    hops->index >= hops->count ||
+	    sizeof(_hops) + hops->count * alen > hlen)
+		return -EINVAL;
+	p->count = hops->count;
+	p->index = hops->index;
+	p->index_off = off + offsetof(struct xlb_gue_hops, index);
+	off += sizeof(_hops);
+	for (i = 0; i < p->count; i++, off += alen) {
+		if (skb_copy_bits(skb, off, &p->hops[i], alen) ||
+		    !xlbr_hop_ok(p->family, &p->hops[i]))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The TCP header at off, within len bytes of inner payload.  Keeps only
+ * the ports when quoted by an ICMP error (8 bytes is all a quote must hold).
+ */
+static int xlbr_parse_tcp(struct sk_buff *skb, unsigned int off,
+			  unsigned int len, struct xlbr_pkt *p)
+{
+	unsigned int need = p->icmp ? 8 : sizeof(p->th);
+
+	if (len < need || skb_copy_bits(skb, off, &p->th, need))
+		return p->icmp ? 0 : -EINVAL;
+	if (!p->icmp && (p->th.doff < 5 || p->th.doff * 4 > len))
+		return -EINVAL;
+	p->tcp = true;
+	return 0;
+}
+
+static int xlbr_parse_inner4(struct sk_buff *skb, unsigned int off,
+			     unsigned int end, struct xlbr_pkt *p);
+static int xlbr_parse_inner6(struct sk_buff *skb, unsigned int off,
+			     unsigned int end, struct xlbr_pkt *p);
+
+/*
+ * An ICMP error quotes the start of a packet this host sent: the flow
+ * turned around.  Parse the quote as an inner packet, then swap.
+ */
+static int xlbr_parse_quote(struct sk_buff *skb, unsigned int off,
+			    unsigned int end, struct xlbr_pkt *p, u8 family)
+{
+	p->icmp = true;
+	if (family == AF_INET ? xlbr_parse_inner4(skb, off, end, p) :
+				xlbr_parse_inner6(skb, off, end, p))
+		p->tcp = false;	/* a short quote: the stack's business */
+	if (!p->tcp)
+		return 0;
+	if (family == AF_INET)
+		swap(p->ip4.saddr, p->ip4.daddr);
+	else
+		swap(p->ip6.saddr, p->ip6.daddr);
+	swap(p->th.source, p->th.dest);
+	return 0;
+}
+
+static int xlbr_parse_inner4(struct sk_buff *skb, unsigned int off,
+			     unsigned int end, struct xlbr_pkt *p)
+{
+	struct icmphdr _ih;
+	const struct icmphdr *ih;
+	unsigned int ihl, tot;
+
+	if (off + sizeof(p->ip4) > end ||
+	    skb_copy_bits(skb, off, &p->ip4, sizeof(p->ip4)))
+		return -EINVAL;
+	ihl = p->ip4.ihl * 4;
+	tot = ntohs(p->ip4.tot_len);
+	if (p->ip4.version != 4 || ihl < sizeof(p->ip4) || tot < ihl)
+		return -EINVAL;
+	/* a quote may be cut anywhere; a packet must be whole */
+	if (p->icmp)
+		tot = min(tot, end - off);
+	else if (off + tot > end)
+		return -EINVAL;
+	if (p->ip4.frag_off & htons(IP_OFFSET))
+		return 0;	/* no ports in a later fragment */
+	off += ihl;
+	tot -= ihl;
+	if (p->ip4.protocol == IPPROTO_TCP)
+		return xlbr_parse_tcp(skb, off, tot, p);
+	if (p->ip4.protocol != IPPROTO_ICMP || p->icmp)
+		return 0;
+	ih = skb_header_pointer(skb, off, sizeof(_ih), &_ih);
+	if (!ih || tot < sizeof(_ih) || !icmp_is_err(ih->type))
+		return 0;
+	return xlbr_parse_quote(skb, off + sizeof(_ih), off + tot, p, AF_INET);
+}
+
+static int xlbr_parse_inner6(struct sk_buff *skb, unsigned int off,
+			     unsigned int end, struct xlbr_pkt *p)
+{
+	struct icmp6hdr _ih;
+	const struct icmp6hdr *ih;
+	unsigned int tot;
+	__be16 frag = 0;
+	u8 nexthdr;
+	int l4;
+
+	if (off + sizeof(p->ip6) > end ||
+	    skb_copy_bits(skb, off, &p->ip6, sizeof(p->ip6)))
+		return -EINVAL;
+	tot = sizeof(p->ip6) + ntohs(p->ip6.payload_len);
+	if (p->ip6.version != 6 || (!p->ip6.payload_len && !p->icmp))
+		return -EINVAL;
+	if (p->icmp)
+		tot = min(tot, end - off);
+	else if (off + tot > end)
+		return -EINVAL;
+	nexthdr = p->ip6.nexthdr;
+	l4 = ipv6_skip_exthdr(skb, off + sizeof(p->ip6), &nexthdr, &frag);
+	if (l4 < 0 || l4 > off + tot)
+		return p->icmp ? 0 : -EINVAL;
+	if (frag & htons(IP6_OFFSET))
+		return 0;
+	if (nexthdr == IPPROTO_TCP)
+		return xlbr_parse_tcp(skb, l4, off + tot - l4, p);
+	if (nexthdr != IPPROTO_ICMPV6 || p->icmp)
+		return 0;
+	ih = skb_header_pointer(skb, l4, sizeof(_ih), &_ih);
+	if (!ih || off + tot - l4 < sizeof(_ih) ||
+	    (ih->icmp6_type & ICMPV6_INFOMSG_MASK))
+		return 0;
+	return xlbr_parse_quote(skb, l4 + sizeof(_ih), off + tot, p, AF_INET6);
+}
+
+/* Everything the decision needs, or -EINVAL for a malformed packet. */
+static int xlbr_parse(struct sk_buff *skb, struct xlbr_pkt *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->family = skb->protocol == htons(ETH_P_IP) ? AF_INET : AF_INET6;
+	if (xlbr_parse_gue(skb, p))
+		return -EINVAL;
+	if (p->inner_family == AF_INET)
+		return xlbr_parse_inner4(skb, p->inner_off, skb->len, p);
+	return xlbr_parse_inner6(skb, p->inner_off, skb->len, p);
+}
+
+/* --- the decision ---------------------------------------------------------- */
+
+/* An established, TIME_WAIT or request socket (all in ehash) of the flow. */
+static bool xlbr_owned(struct net *net, struct sk_buff *skb,
+		       const struct xlbr_pkt *p, int dif, int sdif)
+{
+	struct inet_hashinfo *hinfo = net->ipv4.tcp_death_row.hashinfo;
+	struct sock *sk;
+
+	if (p->inner_family == AF_INET)
+		sk = __inet_lookup_established(net, hinfo, p->ip4.saddr,
+					       p->th.source, p->ip4.daddr,
+					       ntohs(p->th.dest), dif, sdif);
+	else
+		sk = __inet6_lookup_established(net, hinfo, &p->ip6.saddr,
+						p->th.source, &p->ip6.daddr,
+						ntohs(p->th.dest), dif, sdif);
+	if (!sk)
+		return false;
+	sock_gen_put(sk);
+	return true;
+}
+
+/*
+ * An ACK completing a handshake this host answered with a SYN cookie: the
+ * checks tcp_v4_rcv()/tcp_v6_rcv() make before creating the socket (a
+ * listener, syncookies on, a cookie sent recently by that listener, the
+ * cookie's hash, age and MSS index valid).  Not checked: the timestamp
+ * option bits, which only refine the options of the socket to be created.
+ */
+static bool xlbr_syncookie(struct net *net, const struct xlbr_pkt *p,
+			   int dif, int sdif)
+{
+	struct inet_hashinfo *hinfo = net->ipv4.tcp_death_row.hashinfo;
+	u32 cookie = ntohl(p->th.ack_seq) - 1;
+	struct sock *lsk;
+
+	if (!IS_ENABLED(CONFIG_SYN_COOKIES) || p->icmp ||
+	    !READ_ONCE(net->ipv4.sysctl_tcp_syncookies) ||
+	    !p->th.ack || p->th.syn || p->th.rst)
+		return false;
+	if (p->inner_family == AF_INET)
+		lsk = __inet_lookup_listener(net, hinfo, NULL, 0,
+					     p->ip4.saddr, p->th.source,
+					     p->ip4.daddr, ntohs(p->th.dest),
+					     dif, sdif);
+	else
+		lsk = inet6_lookup_listener(net, hinfo, NULL, 0,
+					    &p->ip6.saddr, p->th.source,
+					    &p->ip6.daddr, ntohs(p->th.dest),
+					    dif, sdif);
+	/* listeners are found without a reference, under RCU */
+	if (!lsk || tcp_synq_no_recent_overflow(lsk))
+		return false;
+	if (p->inner_family == AF_INET)
+		return __cookie_v4_check(&p->ip4, &p->th, cookie) != 0;
+	return __cookie_v6_check(&p->ip6, &p->th, cookie) != 0;
+}
+
+static bool xlbr_addr_eq(u8 family, const union xlbr_addr *a,
+			 const union xlbr_addr *b)
+{
+	if (family == AF_INET)
+		return a->a4 == b->a4;
+	return ipv6_addr_equal(&a->a6, &b->a6);
+}
+
+static bool xlbr_addr_local(struct net *net, u8 family,
+			    const union xlbr_addr *a)
+{
+	if (family == AF_INET)
+		return inet_addr_type(net, a->a4) == RTN_LOCAL;
+	return ipv6_chk_addr(net, &a->a6, NULL, 0);
+}
+
+/* Forward, or deliver because the list ends or the next hop is us. */
+static enum xlbr_stat xlbr_next_hop(struct net *net, const struct xlbr_pkt *p)
+{
+	const union xlbr_addr *next;
+	unsigned int i;
+
+	if (p->index + 1 >= p->count)
+		return XLBR_DELIVER_LAST_HOP;
+	next = &p->hops[p->index + 1];
+	for (i = 0; i <= p->index; i++)
+		if (xlbr_addr_eq(p->family, next, &p->hops[i]))
+			return XLBR_DELIVER_HOP_LOCAL;
+	if (xlbr_addr_local(net, p->family, next))
+		return XLBR_DELIVER_HOP_LOCAL;
+	return XLBR_FORWARDED;
+}
+
+static enum xlbr_stat xlbr_decide(struct net *net, struct sk_buff *skb,
+				  const struct xlbr_pkt *p)
+{
+	int dif = skb->dev->ifindex;
+	int sdif = p->family == AF_INET ? inet_sdif(skb) : inet6_sdif(skb);
+
+	if (!p->tcp)
+		return XLBR_DELIVER_NOT_TCP;
+	if (!p->icmp && p->th.syn && !p->th.ack)
+		return XLBR_DELIVER_SYN;
+	if (xlbr_owned(net, skb, p, dif, sdif))
+		return XLBR_DELIVER_SOCKET;
+	if (xlbr_syncookie(net, p, dif, sdif))
+		return XLBR_DELIVER_SYNCOOKIE;
+	return xlbr_next_hop(net, p);
+}
+
+/* --- local delivery -------------------------------------------------------- */
+
+/*
+ * Strip the outer headers and hand the inner packet to the stack as if the
+ * interface had received it.  On Ethernet (and loopback) the link header
+ * the packet came with is put back in front of the inner packet, so taps
+ * and the receive path see an ordinary frame.
+ */
+static void xlbr_deliver(struct xlbr_net *xn, struct sk_buff *skb,
+			 const struct xlbr_pkt *p, enum xlbr_stat why)
+{
+	__be16 proto = p->inner_family == AF_INET ? htons(ETH_P_IP) :
+						    htons(ETH_P_IPV6);
+	struct net_device *dev = skb->dev;
+	struct ethhdr eth, *eh;
+	bool l2;
+
+	l2 = (dev->type == ARPHRD_ETHER || dev->type == ARPHRD_LOOPBACK) &&
+	     skb_mac_header_was_set(skb) && skb->mac_len == ETH_HLEN;
+	if (l2)
+		memcpy(&eth, skb_mac_header(skb), ETH_HLEN);
+	if (iptunnel_pull_header(skb, p->inner_off, proto, false))
+		goto drop;
+	skb_reset_network_header(skb);
+	if (l2) {
+		if (skb_cow_head(skb, ETH_HLEN))
+			goto drop;
+		eh = skb_push(skb, ETH_HLEN);
+		memcpy(eh, &eth, ETH_HLEN - sizeof(eth.h_proto));
+		eh->h_proto = proto;
+		skb->protocol = eth_type_trans(skb, dev);
+	} else {
+		skb_reset_mac_header(skb);
+		skb->mac_len = 0;
+	}
+	if (netif_rx(skb) == NET_RX_DROP) {
+		xlbr_count(xn, XLBR_DELIVER_ERROR);
+		return;
+	}
+	xlbr_count(xn, why);
+	return;
+drop:
+	xlbr_count(xn, XLBR_DELIVER_ERROR);
+	kfree_skb(skb);
+}
+
+/* --- forwarding ------------------------------------------------------------ */
+
+/* The hop list's index byte, and the UDP checksum if there is one. */
+static void xlbr_advance(struct sk_buff *skb, struct udphdr *uh,
+			 const struct xlbr_pkt *p, bool csum)
+{
+	u8 *b = skb_transport_header(skb) + (p->index_off & ~1u);
+	__be16 old = *(__be16 *)b, new;
+
+	b[p->index_off & 1] = p->index + 1;
+	new = *(__be16 *)b;
+	if (csum)
+		inet_proto_csum_replace2(&uh->check, skb, old, new, false);
+}
+
+/* Rewrite an IPv4 outer header toward the next hop; its route, or an error. */
+static struct dst_entry *xlbr_rewrite4(struct net *net, struct sk_buff *skb,
+				       const struct xlbr_pkt *p)
+{
+	__be32 next = p->hops[p->index + 1].a4;
+	struct iphdr *iph = ip_hdr(skb);
+	struct udphdr *uh = udp_hdr(skb);
+	struct flowi4 fl4 = {
+		.daddr = next,
+		.flowi4_proto = IPPROTO_UDP,
+		.flowi4_tos = RT_TOS(iph->tos),
+		.flowi4_mark = skb->mark,
+	};
+	bool csum = uh->check || skb->ip_summed == CHECKSUM_PARTIAL;
+	struct rtable *rt;
+
+	if (iph->ttl <= 1)
+		return ERR_PTR(-ETIMEDOUT);
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt))
+		return ERR_CAST(rt);
+	if (rt->rt_type != RTN_UNICAST) {
+		ip_rt_put(rt);
+		return ERR_PTR(-EHOSTUNREACH);
+	}
+	/* IPv4 GUE may go without a UDP checksum (xlb sends none) */
+	if (csum) {
+		inet_proto_csum_replace4(&uh->check, skb, iph->saddr,
+					 fl4.saddr, true);
+		inet_proto_csum_replace4(&uh->check, skb, iph->daddr, next,
+					 true);
+	}
+	xlbr_advance(skb, uh, p, csum);
+	if (csum && !uh->check && skb->ip_summed != CHECKSUM_PARTIAL)
+		uh->check = CSUM_MANGLED_0;
+	iph->saddr = fl4.saddr;
+	iph->daddr = next;
+	iph->ttl--;
+	ip_send_check(iph);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	return &rt->dst;
+}
+
+static struct dst_entry *xlbr_rewrite6(struct net *net, struct sk_buff *skb,
+				       const struct xlbr_pkt *p)
+{
+	const struct in6_addr *next = &p->hops[p->index + 1].a6;
+	struct ipv6hdr *ip6h = ipv6_hdr(skb);
+	struct udphdr *uh = udp_hdr(skb);
+	struct flowi6 fl6 = {
+		.daddr = *next,
+		.flowi6_proto = IPPROTO_UDP,
+		.flowlabel = ip6_flowinfo(ip6h),
+		.flowi6_mark = skb->mark,
+	};
+	struct dst_entry *dst;
+
+	if (ip6h->hop_limit <= 1)
+		return ERR_PTR(-ETIMEDOUT);
+	dst = ip6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (IS_ERR(dst))
+		return dst;
+	/* IPv6 UDP always carries a checksum */
+	inet_proto_csum_replace16(&uh->check, skb, ip6h->saddr.s6_addr32,
+				  fl6.saddr.s6_addr32, true);
+	inet_proto_csum_replace16(&uh->check, skb, ip6h->daddr.s6_addr32,
+				  next->s6_addr32, true);
+	xlbr_advance(skb, uh, p, true);
+	if (!uh->check && skb->ip_summed != CHECKSUM_PARTIAL)
+		uh->check = CSUM_MANGLED_0;
+	ip6h->saddr = fl6.saddr;
+	ip6h->daddr = *next;
+	ip6h->hop_limit--;
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	return dst;
+}
+
+/*
+ * Send the datagram on to hops[index + 1], rewritten in place: the outer
+ * addresses, TTL or hop limit, the hop index and the checksums.
+ */
+static void xlbr_forward(struct net *net, struct xlbr_net *xn,
+			 struct sk_buff *skb, const struct xlbr_pkt *p)
+{
+	struct dst_entry *dst;
+	int err;
+
+	/* the outer IP header was pulled; put it back in front */
+	skb_push(skb, skb_transport_offset(skb) - skb_network_offset(skb));
+	/* through the 16-bit word that holds the hop index */
+	if (skb_ensure_writable(skb, skb_transport_offset(skb) +
+				(p->index_off | 1) + 1))
+		goto drop;
+	skb_forward_csum(skb);
+	skb_orphan(skb);
+	if (p->family == AF_INET)
+		dst = xlbr_rewrite4(net, skb, p);
+	else
+		dst = xlbr_rewrite6(net, skb, p);
+	if (IS_ERR(dst))
+		goto drop;
+	skb_scrub_packet(skb, false);
+	skb_dst_set(skb, dst);
+	if (p->family == AF_INET)
+		err = ip_local_out(net, NULL, skb);
+	else
+		err = ip6_local_out(net, NULL, skb);
+	err = net_xmit_eval(err);
+	xlbr_count(xn, err ? XLBR_FORWARD_ERROR : XLBR_FORWARDED);
+	return;
+drop:
+	xlbr_count(xn, XLBR_FORWARD_ERROR);
+	kfree_skb(skb);
+}
+
+/* --- receive hook ---------------------------------------------------------- */
+
+/* encap_rcv of the tunnel sockets: 0, the skb is always consumed. */
+static int xlbr_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct net *net = sock_net(sk);
+	struct xlbr_net *xn = net_generic(net, xlbr_net_id);
+	enum xlbr_stat verdict;
+	struct xlbr_pkt p;
+
+	xlbr_count(xn, XLBR_RECEIVED);
+	if (xlbr_parse(skb, &p)) {
+		xlbr_count(xn, XLBR_MALFORMED);
+		kfree_skb(skb);
+		return 0;
+	}
+	verdict = xlbr_decide(net, skb, &p);
+	if (verdict == XLBR_FORWARDED)
+		xlbr_forward(net, xn, skb, &p);
+	else
+		xlbr_deliver(xn, skb, &p, verdict);
+	return 0;
+}
+
+/* --- enabling, per namespace ----------------------------------------------- */
+
+static int xlbr_sock_open(struct net *net, u8 family, struct socket **sockp)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = xlbr_rcv,
+	};
+	struct udp_port_cfg ucfg = {
+		.family = family,
+		.local_udp_port = htons(port),
+		.ipv6_v6only = 1,
+		.use_udp6_rx_checksums = 1,
+	};
+	int err;
+
+	err = udp_sock_create(net, &ucfg, sockp);
+	if (err)
+		return err;
+	setup_udp_tunnel_sock(net, *sockp, &tcfg);
+	return 0;
+}
+
+static int xlbr_enable(struct net *net, struct xlbr_net *xn)
+{
+	struct socket *s4, *s6 = NULL;
+	int err;
+
+	if (xn->sock4)
+		return 0;
+	err = xlbr_sock_open(net, AF_INET, &s4);
+	if (err)
+		return err;
+	/* IPv6 may be disabled in this namespace or on the command line */
+	err = xlbr_sock_open(net, AF_INET6, &s6);
+	if (err && err != -EAFNOSUPPORT && err != -EPFNOSUPPORT) {
+		udp_tunnel_sock_release(s4);
+		return err;
+	}
+	WRITE_ONCE(xn->sock6, err ? NULL : s6);
+	WRITE_ONCE(xn->sock4, s4);
+	return 0;
+}
+
+static void xlbr_disable(struct xlbr_net *xn)
+{
+	if (xn->sock6)
+		udp_tunnel_sock_release(xn->sock6);
+	if (xn->sock4)
+		udp_tunnel_sock_release(xn->sock4);
+	WRITE_ONCE(xn->sock6, NULL);
+	WRITE_ONCE(xn->sock4, NULL);
+}
+
+/* --- /proc/net/xlb_redirect ------------------------------------------------ */
+
+static int xlbr_proc_show(struct seq_file *seq, void *v)
+{
+	struct xlbr_net *xn = net_generic(seq_file_single_net(seq),
+					  xlbr_net_id);
+	u64 sum[XLBR_NSTATS] = {}, delivered = 0;
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		const struct xlbr_stats *s = per_cpu_ptr(xn->stats, cpu);
+
+		for (i = 0; i < XLBR_NSTATS; i++)
+			sum[i] += READ_ONCE(s->cnt[i]);
+	}
+	for (i = XLBR_DELIVER_NOT_TCP; i <= XLBR_DELIVER_HOP_LOCAL; i++)
+		delivered += sum[i];
+	seq_printf(seq, "enabled %d\n", READ_ONCE(xn->sock4) ? 1 : 0);
+	seq_printf(seq, "port %u\n", port);
+	seq_printf(seq, "delivered %llu\n", delivered);
+	for (i = 0; i < XLBR_NSTATS; i++)
+		seq_printf(seq, "%s %llu\n", xlbr_stat_names[i], sum[i]);
+	return 0;
+}
+
+static int xlbr_proc_write(struct file *file, char *buf, size_t size)
+{
+	struct net *net = seq_file_single_net(file->private_data);
+	struct xlbr_net *xn = net_generic(net, xlbr_net_id);
+	char *cmd = strim(buf);
+	int err = 0;
+
+	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	mutex_lock(&xn->lock);
+	if (!strcmp(cmd, "enable"))
+		err = xlbr_enable(net, xn);
+	else if (!strcmp(cmd, "disable"))
+		xlbr_disable(xn);
+	else
+		err = -EINVAL;
+	mutex_unlock(&xn->lock);
+	return err;
+}
+
+/* --- namespaces and module ------------------------------------------------- */
+
+static int __net_init xlbr_net_init(struct net *net)
+{
+	struct xlbr_net *xn = net_generic(net, xlbr_net_id);
+
+	mutex_init(&xn->lock);
+	xn->stats = alloc_percpu(struct xlbr_stats);
+	if (!xn->stats)
+		return -ENOMEM;
+	if (!proc_create_net_single_write("xlb_redirect", 0644, net->proc_net,
+					  xlbr_proc_show, xlbr_proc_write,
+					  NULL)) {
+		free_percpu(xn->stats);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void __net_exit xlbr_net_exit(struct net *net)
+{
+	struct xlbr_net *xn = net_generic(net, xlbr_net_id);
+
+	remove_proc_entry("xlb_redirect", net->proc_net);
+	mutex_lock(&xn->lock);
+	xlbr_disable(xn);
+	mutex_unlock(&xn->lock);
+}
+
+/* Packets that found a socket before it was unhashed are done after this. */
+static void __net_exit xlbr_net_exit_batch(struct list_head *net_list)
+{
+	struct net *net;
+
+	struct xlbr_net *xn;
+
+	synchronize_net();
+	list_for_each_entry(net, net_list, exit_list) {
+		xn = net_generic(net, xlbr_net_id);
+		free_percpu(xn->stats);
+	}
+}
+
+static struct pernet_operations xlbr_net_ops = {
+	.init = xlbr_net_init,
+	.exit = xlbr_net_exit,
+	.exit_batch = xlbr_net_exit_batch,
+	.id = &xlbr_net_id,
+	.size = sizeof(struct xlbr_net),
+};
+
+static int __init xlbr_init(void)
+{
+	if (!port) {
+		pr_err("port must not be 0\n");
+		return -EINVAL;
+	}
+	return register_pernet_subsys(&xlbr_net_ops);
+}
+
+static void __exit xlbr_exit(void)
+{
+	unregister_pernet_subsys(&xlbr_net_ops);
+}
+
+module_init(xlbr_init);
+module_exit(xlbr_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("xlb authors");
+MODULE_DESCRIPTION("xlb backend: GUE decapsulation with second-chance forwarding");

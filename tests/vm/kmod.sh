@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The backend module kmod/xlb_redirect.ko on Debian 12's kernel 6.1, the one
+# it is built for: checkpatch.pl --strict on its source (here), then one qemu
+# guest (tools/vm/run.sh -- tests/vm/kmod.sh --guest) that loads it and runs
+# every build/tests/kmod program (kselftest harness: decision table,
+# malformed GUE, namespaces, unloading under traffic, the second-chance
+# scenario).  Each test case becomes one TAP line here; the scenario's
+# figures are passed on as diagnostics; the guest's whole output stays in
+# build/vm/kmod.log.  XLB_VM_TIMEOUT (seconds) bounds the guest's run.
+cd "$(dirname "$0")/../.." || exit 1
+O=${O:-build}
+KO=kmod/xlb_redirect.ko
+
+# --- in the guest -----------------------------------------------------------
+if [[ "${1:-}" == --guest ]]; then
+	echo "# guest kernel: $(uname -r)"
+	echo "# module vermagic: $(modinfo -F vermagic "$KO" 2>/dev/null)"
+	if modprobe -a udp_tunnel ip6_udp_tunnel veth bridge && insmod "$KO"; then
+		echo "# module: loaded"
+	else
+		echo "# module: failed to load"
+	fi
+	for prog in $(find "$O"/tests/kmod -maxdepth 1 -type f -perm -u+x | sort); do
+		echo "# === ${prog##*/}"
+		"$prog" 2>&1
+		echo "# exit ${prog##*/} $?"
+	done
+	echo "# module still loaded: $(test -d /sys/module/xlb_redirect && echo yes || echo no)"
+	echo "# taint $(cat /proc/sys/kernel/tainted)"
+	dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|xlb_redirect' | head -n 20 |
+		sed 's/^/# dmesg: /'
+	exit 0
+fi
+
+# --- on the host --------------------------------------------------------------
+TIMEOUT=${XLB_VM_TIMEOUT:-1200}
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
+
+echo "TAP version 13"
+
+cp="$O"/checkpatch/checkpatch.pl
+if [[ ! -f "$cp" ]]; then
+	not_ok "checkpatch --strict kmod/xlb_redirect.c (no $cp; make test-vm extracts it)"
+elif out=$(perl "$cp" --strict --no-tree --quiet -f kmod/xlb_redirect.c 2>&1); then
+	ok "checkpatch --strict kmod/xlb_redirect.c: clean"
+else
+	not_ok "checkpatch --strict kmod/xlb_redirect.c"
+	sed 's/^/#   /' <<<"$out" | head -n 40
+fi
+
+if [[ ! -f "$KO" ]]; then
+	not_ok "module built ($KO missing; make kmod)"
+	echo "1..$n"
+	exit 1
+fi
+
+# The tree DKMS would build (make kmod-dkms-src), built here with W=1
+# against the headers the module was built for: no warning at all.
+kver=$(modinfo -F vermagic "$KO" 2>/dev/null | cut -d' ' -f1)
+dkms=$(find "$O"/dkms -mindepth 1 -maxdepth 1 -name 'xlb_redirect-*' -type d 2>/dev/null | head -n 1)
+if [[ -z "$dkms" || ! -d /lib/modules/$kver/build ]]; then
+	not_ok "dkms source tree builds without warnings (no tree in $O/dkms or no headers for '$kver')"
+else
+	dkms=$(cd "$dkms" && pwd -P)
+	make -s -C "/lib/modules/$kver/build" M="$dkms" clean >/dev/null 2>&1
+	if out=$(make -C "/lib/modules/$kver/build" M="$dkms" W=1 modules 2>&1) &&
+	   [[ -f "$dkms/kmod/xlb_redirect.ko" ]] && ! grep -qi 'warning:' <<<"$out"; then
+		ok "dkms source tree builds with W=1 and no warning ($kver)"
+	else
+		not_ok "dkms source tree builds with W=1 and no warning ($kver)"
+		grep -iE 'warning|error' <<<"$out" | head -n 20 | sed 's/^/#   /'
+	fi
+fi
+mapfile -t progs < <(find "$O"/tests/kmod -maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
+if [[ ${#progs[@]} -eq 0 ]]; then
+	not_ok "no test programs in $O/tests/kmod (make test-vm builds them)"
+	echo "1..$n"
+	exit 1
+fi
+
+mkdir -p "$O"/vm
+log="$O"/vm/kmod.log err="$O"/vm/kmod.err
+t0=$(date +%s)
+tools/vm/run.sh --timeout "$TIMEOUT" -- tests/vm/kmod.sh --guest 2>"$err" |
+	tee "$log" | sed -un 's|^# === |# vm: running |p'
+vm_rc=${PIPESTATUS[0]}
+t1=$(date +%s)
+sed 's/^\([^#]\)/# \1/' "$err"
+echo "# vm: guest boot and run took $((t1 - t0)) s"
+case $vm_rc in
+0)   why= ;;
+124) why="guest timed out after $TIMEOUT s" ;;
+*)   why="guest stopped (run.sh status $vm_rc)" ;;
+esac
+
+kver=$(sed -n 's/^# guest kernel: //p' "$log" | head -n 1)
+if [[ "$kver" == 6.1* ]]; then
+	ok "6.1: guest kernel is $kver"
+else
+	not_ok "6.1: guest kernel is 6.1 (got '${kver:-nothing}'; $why)"
+fi
+magic=$(sed -n 's/^# module vermagic: //p' "$log" | head -n 1)
+if [[ -n "$kver" && "$magic" == "$kver "* ]]; then
+	ok "6.1: module built for the guest's kernel ($kver)"
+else
+	not_ok "6.1: module built for the guest's kernel (vermagic '$magic', guest '$kver')"
+fi
+if grep -qx '# module: loaded' "$log"; then
+	ok "6.1: module loads"
+else
+	not_ok "6.1: module loads"
+	grep '^# dmesg' "$log"
+fi
+
+# One program's output, from its "# === NAME" header to its "# exit" line.
+section() {
+	awk -v h="# === $1" -v e="# exit $1 " '
+		$0 == h { p = 1; next }
+		p && index($0, e) == 1 { print; exit }
+		p' "$log"
+}
+
+for prog in "${progs[@]}"; do
+	name=${prog##*/}
+	out=$(section "$name")
+	if [[ -z "$out" ]]; then
+		not_ok "6.1: $name (did not run${why:+: $why})"
+		continue
+	fi
+	cases=0
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "[0-9]*)
+			cases=$((cases + 1))
+			c=${line#ok }; c=${c#* }
+			ok "6.1: $name: $c" ;;
+		"not ok "[0-9]*)
+			cases=$((cases + 1))
+			c=${line#not ok }; c=${c#* }
+			not_ok "6.1: $name: $c"
+			# the case's own lines: from its "#  RUN" to here
+			awk -v c="${c%% *}" '
+				index($0, "#  RUN") == 1 && index($0, " " c " ") { p = 1 }
+				p && !/^#  RUN/ && !/^(not )?ok / { print "#   " $0 }
+				p && /^not ok / { exit }' <<<"$out" | head -n 30 ;;
+		"# SCENARIO"*)
+			echo "$line" ;;
+		esac
+	done <<<"$out"
+	rc=$(tail -n 1 <<<"$out" | sed -n "s/^# exit $name //p")
+	if [[ "$rc" != 0 && $cases -eq 0 ]]; then
+		not_ok "6.1: $name (exit ${rc:-?}, no test case${why:+; $why})"
+		tail -n 20 <<<"$out" | sed 's/^/#   /'
+	elif [[ -z "$rc" ]]; then
+		not_ok "6.1: $name did not finish${why:+ ($why)}"
+	fi
+done
+
+if grep -qx '# module still loaded: yes' "$log"; then
+	ok "6.1: module loaded at the end (unload tests reload it)"
+else
+	not_ok "6.1: module loaded at the end (unload tests reload it)"
+fi
+taint=$(sed -n 's/^# taint //p' "$log" | head -n 1)
+# 512 W (warning), 128 D (oops), 32 B (bad page), 16 M (machine check)
+if [[ "$taint" =~ ^[0-9]+$ ]] && (( (taint & (512 | 128 | 32 | 16)) == 0 )); then
+	ok "6.1: no kernel warning or oops (taint $taint)"
+else
+	not_ok "6.1: no kernel warning or oops (taint '${taint:-?}')"
+	grep '^# dmesg' "$log" | head -n 20
+fi
+echo "1..$n"
+exit $failed
