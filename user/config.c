@@ -1221,8 +1221,9 @@ static int too_big(const char *text, size_t len, const char *name,
 			start = i + 1;
 		}
 	return xlb_errf(err, EFBIG,
-			"%s:%u:%zu: the file is %zu bytes; the limit is %u (1 MiB)",
-			name, line, XLB_FILE_MAX - start + 1, len, XLB_FILE_MAX);
+			"%s:%u:%zu: the file is %zu bytes; the limit is %u (%u MiB)",
+			name, line, XLB_FILE_MAX - start + 1, len, XLB_FILE_MAX,
+			XLB_FILE_MAX >> 20);
 }
 
 struct file_pos {
