@@ -60,7 +60,8 @@
 # on every backend, ids b1...), topo_xlbd_start [ARGS] (xlbd in the LB
 # namespace), topo_xlbd_setup [KEY] (that, plus key, outer sources and the
 # data path on LB_IF), xlbctl ARGS (the CLI against it), topo_xlbd_stop,
-# topo_ping HOST ADDR, topo_leftovers (prefixes of dead runs).
+# topo_ping HOST ADDR, topo_leftovers (prefixes of dead runs), topo_add_lb
+# NAME [N] (a second LB host, for tests of several LB hosts).
 #
 # Leftovers: topo_up first deletes the namespaces of dead runs (prefix
 # ${TOPO_TAG}<pid>- whose pid is gone) and refuses to start, with the
@@ -178,6 +179,8 @@ topo_clean_prefix() {
 			"$XLB_BIN/xlbd" --cleanup --instance "${prefix%-}" \
 			>/dev/null 2>&1
 	fi
+	# the data paths of extra LB hosts (topo_add_lb): instance = namespace
+	topo_clean_extra_lbs "$prefix"
 	while read -r ns _; do
 		[[ $ns == "$prefix"* ]] || continue
 		topo_del_ns "$ns" || { topo_err "cannot delete namespace $ns"; rc=1; }
@@ -589,6 +592,84 @@ topo_xlbd_cleanup() {
 			>>"$TOPO_DIR/xlbd.log" 2>&1
 	fi
 	topo_rm_pins "$XLBD_INSTANCE"
+}
+
+# topo_add_lb NAME [N]: one more LB host on the segment, for tests of
+# several LB hosts: namespace ${TOPO_PREFIX}NAME, eth0 with 10.200.0.N and
+# fd00:200::N (N 3..9, default 3), MAC 02:00:0a:c8:00:0N, the MTU of lb,
+# forwarding on.  Clients still route the VIPs via lb; point a client at
+# it with `ip route replace $VIP4_NET via 10.200.0.N` (and -6).  Its xlbd
+# must be instance ${TOPO_PREFIX}NAME (the namespace's name): teardown, and
+# the leftover cleanup of a dead run, remove that instance's data path.
+topo_add_lb() {
+	local name=${1:-} n=${2:-3} mtu host
+
+	if ! [[ $name =~ ^[a-z][a-z0-9]{0,7}$ && $n =~ ^[3-9]$ ]]; then
+		topo_err "usage: topo_add_lb NAME [3..9]"; return 2
+	fi
+	[[ $TOPO_UP -eq 1 ]] || { topo_err "topo_up first"; return 1; }
+	[[ -e /var/run/netns/$TOPO_PREFIX$name ]] &&
+		{ topo_err "host $name exists already"; return 1; }
+	mtu=$(ip -n "$NS_LB" -o link show eth0 | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
+	ip netns add "$TOPO_PREFIX$name" || return 1
+	topo_at_down "topo_extra_lb_down $name"
+	topo_host_sysctls "$name" &&
+		topo_link "$name" "02:00:0a:c8:00:0$n" "$TOPO_NET4.$n" \
+			"${TOPO_NET6}:$n" "${mtu:-1500}" &&
+		in_ns "$name" sysctl -qw net.ipv4.ip_forward=1 \
+			net.ipv6.conf.all.forwarding=1 || return 1
+	for host in "${CLIENTS[@]}" "${BACKENDS[@]}"; do
+		if ! topo_ping "$host" "$TOPO_NET4.$n" ||
+		   ! topo_ping "$host" "${TOPO_NET6}:$n"; then
+			topo_err "$host cannot reach $name"
+			return 1
+		fi
+	done
+}
+
+# Stop every process in namespace NS (its xlbd holds the instance lock,
+# which `xlbd --cleanup` needs), then xlbd --cleanup of instance INST in
+# it, then the instance's pins.
+topo_instance_cleanup() {
+	local inst=$1 ns=$2 pids i sig=TERM
+
+	for ((i = 0; i < 20; i++)); do
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[[ -z $pids ]] && break
+		[[ $i -ge 10 ]] && sig=KILL
+		# shellcheck disable=SC2086
+		kill -$sig $pids 2>/dev/null
+		sleep 0.1
+	done
+	if [[ -d /sys/fs/bpf/xlb/$inst && -e /var/run/netns/$ns &&
+	      -x $XLB_BIN/xlbd ]]; then
+		timeout 10 nsenter --net="/var/run/netns/$ns" -- \
+			"$XLB_BIN/xlbd" --cleanup --instance "$inst" >/dev/null 2>&1
+	fi
+	topo_rm_pins "$inst"
+}
+
+# At teardown: stop what runs on an extra LB host (its xlbd), remove its
+# data path and the namespace.
+topo_extra_lb_down() {
+	local ns=$TOPO_PREFIX$1 pid
+
+	for pid in "${TOPO_PIDS[@]}"; do	# ours: reap them
+		[[ " $(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ') " == *" $pid "* ]] &&
+			topo_stop "$pid" 5
+	done
+	topo_instance_cleanup "$ns" "$ns"
+	topo_del_ns "$ns"
+}
+
+# The extra LB hosts' instances of a dead run's prefix.
+topo_clean_extra_lbs() {
+	local d
+
+	for d in /sys/fs/bpf/xlb/"$1"*; do
+		[[ -d $d ]] && topo_instance_cleanup "${d##*/}" "${d##*/}"
+	done
+	return 0
 }
 
 # Tear everything down; safe to call twice, and from traps.
