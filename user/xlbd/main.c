@@ -38,6 +38,7 @@
 #define PROG_PIN	"xlb_main"
 
 int xlbd_log_level = XLBD_LOG_INFO;
+bool xlbd_libbpf_quiet;
 static bool log_prefix;
 
 static const char *const level_names[] = {
@@ -76,8 +77,8 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 	if (n && msg[n - 1] == '\n')
 		msg[n - 1] = 0;
 	/* libbpf's lines carry their own "libbpf: " */
-	xlbd_log(level == LIBBPF_WARN ? XLBD_LOG_WARNING : XLBD_LOG_DEBUG,
-		 "%s", msg);
+	xlbd_log(level == LIBBPF_WARN && !xlbd_libbpf_quiet ?
+		 XLBD_LOG_WARNING : XLBD_LOG_DEBUG, "%s", msg);
 	return 0;
 }
 

@@ -716,8 +716,10 @@ static int link_attach(struct xlbd *d, struct xlbd_link *l,
 		l->error[0] = 0;
 		return 0;
 	}
+	xlbd_libbpf_quiet = true;
 	ret = xlb_link_attach(&d->xprog, NULL, ifindex,
 			      l->mode == XLB_ATTACH_GENERIC, err);
+	xlbd_libbpf_quiet = false;
 	if (ret)
 		return ret;
 	/* the data path redirects out of every attached link */

@@ -41,6 +41,12 @@ enum xlbd_log_level {
 void xlbd_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 extern int xlbd_log_level;
+/*
+ * While libxdp tries its dispatcher, which kernels without freplace for
+ * XDP refuse before libxdp falls back to a plain attachment: libbpf's
+ * warnings about that are debug messages, not alarms.
+ */
+extern bool xlbd_libbpf_quiet;
 
 #define log_err(...)	xlbd_log(XLBD_LOG_ERR, __VA_ARGS__)
 #define log_warn(...)	xlbd_log(XLBD_LOG_WARNING, __VA_ARGS__)

@@ -172,13 +172,9 @@ topo_del_ns() {
 topo_clean_prefix() {
 	local prefix=$1 ns rc=0
 
-	# the dead run's data path, if its xlbd got that far
-	if [[ -d /sys/fs/bpf/xlb/${prefix%-} && -e /var/run/netns/${prefix}lb &&
-	      -x $XLB_BIN/xlbd ]]; then
-		timeout 10 nsenter --net="/var/run/netns/${prefix}lb" -- \
-			"$XLB_BIN/xlbd" --cleanup --instance "${prefix%-}" \
-			>/dev/null 2>&1
-	fi
+	# the dead run's data path, if its xlbd got that far: its processes
+	# first (a live xlbd holds the instance lock), then xlbd --cleanup
+	topo_instance_cleanup "${prefix%-}" "${prefix}lb"
 	# the data paths of extra LB hosts (topo_add_lb): instance = namespace
 	topo_clean_extra_lbs "$prefix"
 	while read -r ns _; do
