@@ -11,7 +11,7 @@ PACKAGES=(
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
 	libjson-c-dev libmicrohttpd-dev libmnl-dev
 	linux-source-6.1 xz-utils
-	iproute2 ethtool socat curl nginx-light
+	iproute2 ethtool socat curl nginx-light wrk
 	linux-headers-amd64
 	gnuplot-nox python3 groff-base man-db
 	qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
