@@ -197,41 +197,18 @@ size_t xlbd_vip_backends(const struct xlbd *d, size_t vi, size_t *first)
 	return end - lo;
 }
 
-long xlbd_vip_index(const struct xlbd *d, const struct xlb_vip_key *key)
-{
-	size_t lo = 0, hi = d->state.n_vips;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = xlb_vip_key_cmp(&d->state.vips[mid].key, key);
-
-		if (!c)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
+/* Index of a VIP in s (by libxlb's lookup), -1 if none. */
 static long vip_index_in(const struct xlb_state *s,
 			 const struct xlb_vip_key *key)
 {
-	size_t lo = 0, hi = s->n_vips;
+	const struct xlb_vip_conf *v = xlb_state_find_vip(s, key);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = xlb_vip_key_cmp(&s->vips[mid].key, key);
+	return v ? v - s->vips : -1;
+}
 
-		if (!c)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+long xlbd_vip_index(const struct xlbd *d, const struct xlb_vip_key *key)
+{
+	return vip_index_in(&d->state, key);
 }
 
 /* Index of a backend in s, -1 if none (linear within its VIP's range). */
