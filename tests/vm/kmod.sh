@@ -17,7 +17,27 @@ KO=kmod/xlb_redirect.ko
 if [[ "${1:-}" == --guest ]]; then
 	echo "# guest kernel: $(uname -r)"
 	echo "# module vermagic: $(modinfo -F vermagic "$KO" 2>/dev/null)"
-	if modprobe -a udp_tunnel ip6_udp_tunnel veth bridge && insmod "$KO"; then
+	modprobe -a udp_tunnel ip6_udp_tunnel veth bridge
+	# bad module parameters: refused, nothing left loaded
+	for bad in port=0 port=70000 port=abc port=-1 nosuchparam=1; do
+		if insmod "$KO" "$bad" 2>/dev/null; then
+			echo "# badparam $bad: loaded"
+			rmmod xlb_redirect
+		elif [[ -d /sys/module/xlb_redirect ]]; then
+			echo "# badparam $bad: refused but left loaded"
+			rmmod xlb_redirect
+		else
+			echo "# badparam $bad: refused"
+		fi
+	done
+	if insmod "$KO" port=7000 &&
+	   grep -qx 'port 7000' /proc/net/xlb_redirect && rmmod xlb_redirect; then
+		echo "# goodparam port=7000: in use"
+	else
+		echo "# goodparam port=7000: not in use"
+		rmmod xlb_redirect 2>/dev/null
+	fi
+	if insmod "$KO"; then
 		echo "# module: loaded"
 	else
 		echo "# module: failed to load"
@@ -114,6 +134,23 @@ if grep -qx '# module: loaded' "$log"; then
 else
 	not_ok "6.1: module loads"
 	grep '^# dmesg' "$log"
+fi
+
+while IFS= read -r line; do
+	param=${line#\# badparam }
+	param=${param%%:*}
+	if [[ "$line" == *": refused" ]]; then
+		ok "6.1: module parameter $param is refused"
+	else
+		not_ok "6.1: module parameter $param is refused (${line##*: })"
+	fi
+done < <(grep '^# badparam ' "$log")
+[[ $(grep -c '^# badparam ' "$log") -eq 5 ]] ||
+	not_ok "6.1: every bad module parameter was tried"
+if grep -qx '# goodparam port=7000: in use' "$log"; then
+	ok "6.1: module parameter port=7000 is the port in use"
+else
+	not_ok "6.1: module parameter port=7000 is the port in use"
 fi
 
 # One program's output, from its "# === NAME" header to its "# exit" line.
