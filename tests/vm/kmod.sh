@@ -18,8 +18,10 @@ if [[ "${1:-}" == --guest ]]; then
 	echo "# guest kernel: $(uname -r)"
 	echo "# module vermagic: $(modinfo -F vermagic "$KO" 2>/dev/null)"
 	modprobe -a udp_tunnel ip6_udp_tunnel veth bridge
-	# bad module parameters: refused, nothing left loaded
-	for bad in port=0 port=70000 port=abc port=-1 nosuchparam=1; do
+	# bad values of the module parameter: refused, nothing left loaded
+	# (an unknown parameter name is the kernel's business: it loads the
+	# module and logs "unknown parameter ignored")
+	for bad in port=0 port=70000 port=abc port=-1; do
 		if insmod "$KO" "$bad" 2>/dev/null; then
 			echo "# badparam $bad: loaded"
 			rmmod xlb_redirect
@@ -145,7 +147,7 @@ while IFS= read -r line; do
 		not_ok "6.1: module parameter $param is refused (${line##*: })"
 	fi
 done < <(grep '^# badparam ' "$log")
-[[ $(grep -c '^# badparam ' "$log") -eq 5 ]] ||
+[[ $(grep -c '^# badparam ' "$log") -eq 4 ]] ||
 	not_ok "6.1: every bad module parameter was tried"
 if grep -qx '# goodparam port=7000: in use' "$log"; then
 	ok "6.1: module parameter port=7000 is the port in use"
