@@ -1216,6 +1216,9 @@ static int hold_report(struct hold *h, double secs)
 		       (unsigned long long)h->sends,
 		       (unsigned long long)h->replies);
 		json_num("seconds", secs, true);
+		/* what ended the run: the control file, a signal or the time */
+		printf("\"ended_by\":\"%s\",",
+		       h->stop ? "control" : stop_sig ? "signal" : "duration");
 		printf("\"backends\":{");
 		for (b = 0; b < nids; b++)
 			printf("%s\"%s\":{\"connections\":%llu,\"broken\":%llu}",
