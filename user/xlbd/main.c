@@ -590,7 +590,6 @@ static int run(struct xlbd *d)
 	while (!d->stop) {
 		struct epoll_event ev[32];
 		int n, i, to = xlb_hc_timeout_ms(d->hc);
-		bool health = false;
 
 		if (to < 0 || to > 1000)
 			to = 1000;
@@ -613,14 +612,11 @@ static int run(struct xlbd *d)
 				xlbd_refresh(d);
 				pthread_mutex_unlock(&d->lock);
 				xlbd_control_sweep(d, epfd);
-			} else if (fd == hfd) {
-				health = true;
-			} else {
+			} else if (fd != hfd) {	/* probes: xlb_hc_run below */
 				xlbd_control_event(d, epfd, fd, ev[i].events);
 			}
 		}
 		/* due probes start and verdicts arrive also without events */
-		(void)health;
 		pthread_mutex_lock(&d->lock);
 		xlb_hc_run(d->hc, xlbd_health_result, d);
 		/* every change of this round in one reconciliation */

@@ -845,7 +845,6 @@ static size_t free_ids(const struct xlbd *d)
 struct adopted_vip {
 	struct xlb_vip_key key;
 	struct xlb_vip val;
-	struct xlb_table table;
 	bool used;
 };
 
@@ -1129,7 +1128,6 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 			else
 				xlb_dp_table_unpublish(&d->dp,
 						       adopted[i].val.id);
-			xlb_table_free(&adopted[i].table);
 			adopted[i].used = true;
 		}
 		unpublish_all(d, gone, n_gone);
@@ -1258,20 +1256,21 @@ void xlbd_health_result(void *ctx, uint64_t id, const struct xlb_hc_result *r)
 		rb->has_result = true;
 		rb->last = *r;
 		rb->last_at = xlbd_now();
-		if (r->health != rb->health) {
-			if (r->flipped || rb->health == XLB_HC_UNKNOWN ||
-			    r->health != XLB_HC_UNKNOWN) {
-				if (r->flipped)
-					log_warn("backend %s of VIP %s is %s (%s)",
-						 d->state.backends[i].name,
-						 xlb_vip_str(&d->state.backends[i].vip, vs),
-						 r->health == XLB_HC_UP ? "up" : "down",
-						 r->detail);
-				rb->health = r->health;
-				d->dirty = true;
-				d->runtime_dirty = true;
-			}
-		}
+		/*
+		 * An unknown verdict (too few results yet) keeps what we know,
+		 * e.g. the health a previous daemon left for this backend.
+		 */
+		if (r->health == XLB_HC_UNKNOWN || r->health == rb->health)
+			return;
+		if (r->flipped)
+			log_warn("backend %s of VIP %s is %s (%s)",
+				 d->state.backends[i].name,
+				 xlb_vip_str(&d->state.backends[i].vip, vs),
+				 r->health == XLB_HC_UP ? "up" : "down",
+				 r->detail);
+		rb->health = r->health;
+		d->dirty = true;
+		d->runtime_dirty = true;
 		return;
 	}
 }
@@ -1356,11 +1355,10 @@ void xlbd_refresh(struct xlbd *d)
 
 /* --- adoption ------------------------------------------------------------- */
 
-static int adopt_vip_cb(struct xlbd *d, const struct xlb_vip_key *k,
-			const struct xlb_vip *v)
+/* Remember a VIP of the pinned maps for the first commit to match. */
+static int adopt_vip(const struct xlb_vip_key *k, const struct xlb_vip *v)
 {
 	struct adopted_vip *a;
-	struct xlb_err err = { "" };
 
 	a = realloc(adopted, (n_adopted + 1) * sizeof(*adopted));
 	if (!a)
@@ -1370,8 +1368,6 @@ static int adopt_vip_cb(struct xlbd *d, const struct xlb_vip_key *k,
 	memset(a, 0, sizeof(*a));
 	a->key = *k;
 	a->val = *v;
-	(void)d;
-	(void)err;
 	return 0;
 }
 
@@ -1438,7 +1434,7 @@ int xlbd_adopt_ids(struct xlbd *d)
 			continue;
 		if (val.flags & XLB_VIP_F_ADDR_ONLY)
 			continue;
-		if (adopt_vip_cb(d, &key, &val))
+		if (adopt_vip(&key, &val))
 			return -ENOMEM;
 	}
 	log_info("adopted %zu VIPs from the pinned maps", n_adopted);
@@ -1468,7 +1464,6 @@ void xlbd_realize_free(struct xlbd *d)
 	free(d->links);
 	free(d->hc_index);
 	for (i = 0; i < n_adopted; i++)
-		xlb_table_free(&adopted[i].table);
 	free(adopted);
 	adopted = NULL;
 	n_adopted = 0;
