@@ -679,6 +679,42 @@ TEST_F(xlbd, second_daemon_for_the_same_instance_is_refused)
 	EXPECT_EQ(0, ctl(&self->e, "status"));
 }
 
+/* Bad command lines: exit 2 (usage) or 1, a reason, nothing started. */
+TEST_F(xlbd, bad_daemon_options_are_refused_with_a_reason)
+{
+	static const struct {
+		const char *args, *says;
+		int rc;
+	} bad[] = {
+		{ "--log-level loud", "--log-level \"loud\"", 2 },
+		{ "--instance 'a b'", "--instance", 2 },
+		{ "--instance aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "--instance", 2 },
+		{ "--group nosuchgroupxlb", "no such group", 2 },
+		{ "--frobnicate", "usage", 2 },
+		{ "surplus", "unexpected argument", 2 },
+		{ "--instance bad%d --metrics 127.0.0.1", "--metrics", 1 },
+		{ "--instance bad%d --metrics 127.0.0.1:99999", "--metrics", 1 },
+		{ "--instance bad%d --metrics '[::1:9437'", "--metrics", 1 },
+		{ "--instance bad%d -c /nonexistent/xlb.conf", "no config file", 1 },
+	};
+	char args[256], cmd[768];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(args, sizeof(args), bad[i].args, getpid());
+		snprintf(cmd, sizeof(cmd),
+			 "nsenter --net=/var/run/netns/%s build/xlbd --socket %s/bad.sock --state-dir %s/bad %s 2>&1",
+			 self->e.ns, self->e.dir, self->e.dir, args);
+		EXPECT_EQ(bad[i].rc, sh("%s", cmd)) TH_LOG("%s: %s", args, out);
+		EXPECT_NE(NULL, strstr(out, bad[i].says)) TH_LOG("%s: %s", args, out);
+		/* and nothing of that instance stays */
+		snprintf(cmd, sizeof(cmd), "/sys/fs/bpf/xlb/bad%d", getpid());
+		EXPECT_NE(0, access(cmd, F_OK)) TH_LOG("%s left pins", args);
+	}
+	EXPECT_NE(0, access("/run/xlb/bad.sock", F_OK));
+	EXPECT_EQ(0, ctl(&self->e, "status"));
+}
+
 /* --- configuration files -------------------------------------------------- */
 
 TEST_F(xlbd, save_restore_save_is_identical_and_bad_files_name_their_line)

@@ -681,6 +681,16 @@ int main(int argc, char **argv)
 			 err.msg);
 	if (initial_state(&d, &s))
 		return 1;
+	/*
+	 * Everything that can fail on a bad option fails before the data
+	 * path is loaded, so a refused start leaves nothing behind.  Until the
+	 * state is ready, /metrics says only xlb_up.
+	 */
+	if (xlbd_metrics_start(&d, &err)) {
+		log_err("%s", err.msg);
+		xlb_state_free(&s);
+		return 1;
+	}
 	if (data_path_start(&d))
 		return 1;
 	if (d.adopted) {
@@ -702,10 +712,9 @@ int main(int argc, char **argv)
 	if (!d.state_loaded)
 		xlbd_save_state(&d);
 	d.runtime_dirty = true;		/* written once the loop runs */
-	if (xlbd_metrics_start(&d, &err)) {
-		log_err("%s", err.msg);
-		return 1;
-	}
+	pthread_mutex_lock(&d.lock);
+	d.ready = true;
+	pthread_mutex_unlock(&d.lock);
 
 	ret = run(&d);
 

@@ -71,6 +71,8 @@ static void render(struct xlbd *d, struct buf *b)
 
 	help(b, "xlb_up", "gauge", "1 while xlbd runs");
 	bprintf(b, "xlb_up 1\n");
+	if (!d->ready)
+		return;		/* still starting */
 	help(b, "xlb_generation", "counter", "accepted configuration changes");
 	bprintf(b, "xlb_generation %llu\n", (unsigned long long)d->generation);
 	help(b, "xlb_uptime_seconds", "gauge", "seconds since xlbd started");

@@ -150,6 +150,7 @@ struct xlbd {
 	struct xdp_program *xprog;
 	bool adopted;
 	bool state_loaded;		/* started from state.conf */
+	bool ready;			/* started: maps and state usable */
 	struct xlb_hc *hc;
 	struct xlb_neigh *neigh;
 
