@@ -482,9 +482,13 @@ topo_traps_restore() {
 	eval "$TOPO_CALLER_TRAPS"
 }
 
+# Teardown runs whole even in a caller that failed under `set -e`: errexit
+# would otherwise end the trap at the first command that returns non-zero
+# (a server's exit status, a namespace already gone).
 topo_on_exit() {
 	local cmd=$TOPO_CALLER_EXIT
 
+	set +e
 	topo_down
 	[[ -n $cmd ]] && eval "$cmd"
 }
@@ -492,6 +496,7 @@ topo_on_exit() {
 topo_on_signal() {
 	local cmd
 
+	set +e
 	topo_down
 	cmd=$(topo_trap_cmd "$1")
 	[[ -n $cmd ]] && eval "$cmd"
@@ -670,8 +675,9 @@ topo_clean_extra_lbs() {
 
 # Tear everything down; safe to call twice, and from traps.
 topo_down() {
-	local cmd pid ns rc=0
+	local - cmd pid ns rc=0
 
+	set +e		# every step runs, whatever the one before returned
 	[[ $TOPO_UP -eq 1 ]] || return 0
 	TOPO_UP=0
 	topo_traps_restore
