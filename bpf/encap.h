@@ -54,21 +54,28 @@ static __always_inline int write_outer_ipv4(struct cursor *c,
 					    __u32 payload, __u8 proto)
 {
 	struct iphdr *ip = c->pos;
+	__be16 vtos = bpf_htons(0x4500 | a->tos);
+	__be16 tot = bpf_htons(sizeof(*ip) + payload);
+	__be16 frag = bpf_htons(XLB_IP_DF);
+	__be16 ttlp = bpf_htons((__u16)a->ttl << 8 | proto);
+	__be32 src = a->src[0], dst = a->be->addr[0];
 
 	if ((void *)(ip + 1) > c->end)
 		return -1;
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->tos = a->tos;
-	ip->tot_len = bpf_htons(sizeof(*ip) + payload);
+	/*
+	 * The checksum is summed from the values, not read back from the
+	 * header just written: loading 16-bit words over fresh byte stores
+	 * stalls store forwarding, which cost more than the rest of the
+	 * header.  A 32-bit word adds as its two 16-bit halves (mod 0xffff).
+	 */
+	*(__be16 *)ip = vtos;
+	ip->tot_len = tot;
 	ip->id = 0;
-	ip->frag_off = bpf_htons(XLB_IP_DF);
-	ip->ttl = a->ttl;
-	ip->protocol = proto;
-	ip->check = 0;
-	ip->saddr = a->src[0];
-	ip->daddr = a->be->addr[0];
-	ip->check = ~csum_fold64(csum_words(ip, sizeof(*ip) / 2));
+	ip->frag_off = frag;
+	*(__be16 *)&ip->ttl = ttlp;
+	ip->saddr = src;
+	ip->daddr = dst;
+	ip->check = ~csum_fold64((__u64)vtos + tot + frag + ttlp + src + dst);
 	c->pos = ip + 1;
 	return 0;
 }
