@@ -9,6 +9,8 @@
 # scenario).  Each test case becomes one TAP line here; the scenario's
 # figures are passed on as diagnostics; the guest's whole output stays in
 # build/vm/kmod.log.  XLB_VM_TIMEOUT (seconds) bounds the guest's run.
+# A program still running after XLB_VM_STUCK seconds (default 300) has the
+# stacks of blocked tasks and the kernel log printed, every two minutes.
 cd "$(dirname "$0")/../.." || exit 1
 O=${O:-build}
 KO=kmod/xlb_redirect.ko
@@ -44,10 +46,36 @@ if [[ "${1:-}" == --guest ]]; then
 	else
 		echo "# module: failed to load"
 	fi
+	# A program stuck in the kernel cannot be killed, and the guest then
+	# runs into the host's timeout: say what the stuck tasks are doing
+	# (the kernel's hung-task report and the stacks of D-state tasks)
+	# while there is still time, so the log shows where it hangs.
+	echo 60 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
+	watchdog() {
+		local t=0 p
+		while sleep 30; do
+			t=$((t + 30))
+			((t >= ${XLB_VM_STUCK:-300} && t % 120 == 60)) || continue
+			echo "# stuck: $1 still running after $t s; tasks in D state:"
+			for p in /proc/[0-9]*; do
+				grep -qs '^State:.*D' "$p/status" || continue
+				echo "# stuck:   $(cat "$p/comm" 2>/dev/null) (pid ${p#/proc/})"
+				sed 's/^/# stuck:     /' "$p/stack" 2>/dev/null
+			done
+			dmesg | tail -n 40 | sed 's/^/# stuck: dmesg: /'
+		done
+	}
 	for prog in $(find "$O"/tests/kmod -maxdepth 1 -type f -perm -u+x | sort); do
 		echo "# === ${prog##*/}"
+		watchdog "${prog##*/}" &
+		wd=$!
+		t0=$(date +%s)
 		"$prog" 2>&1
-		echo "# exit ${prog##*/} $?"
+		rc=$?
+		kill "$wd" 2>/dev/null
+		wait "$wd" 2>/dev/null
+		echo "# ran ${prog##*/} $(($(date +%s) - t0)) s"
+		echo "# exit ${prog##*/} $rc"
 	done
 	echo "# module still loaded: $(test -d /sys/module/xlb_redirect && echo yes || echo no)"
 	echo "# taint $(cat /proc/sys/kernel/tainted)"
@@ -196,6 +224,8 @@ for prog in "${progs[@]}"; do
 		tail -n 20 <<<"$out" | sed 's/^/#   /'
 	elif [[ -z "$rc" ]]; then
 		not_ok "6.1: $name did not finish${why:+ ($why)}"
+		# where it was: the last cases it started, and the watchdog's report
+		grep -E '^#  RUN|^# stuck' <<<"$out" | tail -n 60 | sed 's/^/#   /'
 	fi
 done
 

@@ -197,7 +197,7 @@ end_marker="@@xlb-vm end $nonce rc="
 	echo '#!/bin/bash'
 	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 	echo 'export HOME=/tmp TMPDIR=/tmp LANG=C.UTF-8 TERM=dumb XLB_VM=1'
-	for v in CI O V; do
+	for v in CI O V XLB_VM_STUCK; do
 		[[ -n "${!v+set}" ]] && printf 'export %s=%q\n' "$v" "${!v}"
 	done
 	echo 'ulimit -l unlimited'
