@@ -35,6 +35,8 @@
 #define XLB_VIP_ENTRIES		(4 * XLB_MAX_VIPS)
 #define XLB_MAX_BACKENDS	(XLB_BACKEND_ID_MAX + 1)
 #define XLB_CONNTRACK_DEFAULT	(1u << 20)
+#define XLB_CONNTRACK_MIN	256		/* xlbd --conntrack-entries */
+#define XLB_CONNTRACK_MAX	(1u << 26)
 #define XLB_ACTIONS		5	/* XDP_ABORTED .. XDP_REDIRECT */
 
 #define XLB_GUE_PORT_DEFAULT	6080

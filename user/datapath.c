@@ -1150,6 +1150,17 @@ int xlb_dp_ct_count(const struct xlb_dp *dp, __u32 *count)
 			 sizeof(struct xlb_ct), false, NULL, NULL, count);
 }
 
+int xlb_dp_ct_capacity(const struct xlb_dp *dp, __u32 *capacity)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(dp->conntrack, &info, &len))
+		return -errno;
+	*capacity = info.max_entries;
+	return 0;
+}
+
 /* --- redirect egress ------------------------------------------------------ */
 
 int xlb_dp_tx_port_add(const struct xlb_dp *dp, __u32 ifindex)

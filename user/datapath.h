@@ -168,6 +168,8 @@ int xlb_dp_ct_lookup(const struct xlb_dp *dp, const struct xlb_flow *flow,
 /* Delete every entry (entries the data path adds meanwhile may stay). */
 int xlb_dp_ct_flush(const struct xlb_dp *dp);
 int xlb_dp_ct_count(const struct xlb_dp *dp, __u32 *count);
+/* How many flows the connection table holds at most (its max_entries). */
+int xlb_dp_ct_capacity(const struct xlb_dp *dp, __u32 *capacity);
 
 /* --- redirect egress ------------------------------------------------------ */
 

@@ -44,6 +44,7 @@
  *  "status"   {}: result {"version": "x.y", "pid", "instance", "uptime_s",
  *             "generation", "config_file", "state_file", "pin_dir",
  *             "adopted": bool (this daemon adopted pinned state at start),
+ *             "conntrack_capacity": n (flows the connection table holds),
  *             "vips": n, "backends": n,
  *             "links": [LINK...]}
  *  "link.show" {}: result {"links": [LINK...]}
@@ -89,7 +90,8 @@
  *                       "ct_misses", "backends": [{"name", "addr", "packets",
  *                       "bytes"}]}],
  *             "events": {"malformed": n, ...}, "actions": {"aborted",
- *             "drop", "pass", "tx", "redirect"}, "conntrack_entries": n}
+ *             "drop", "pass", "tx", "redirect"}, "conntrack_entries": n,
+ *             "conntrack_capacity": n}
  *             Counters are totals since the maps were created; clients
  *             compute rates from two answers.
  */

@@ -667,6 +667,38 @@ TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
 	xlb_dp_close(&dp);
 }
 
+/*
+ * The connection table's size is fixed when the data path is loaded; a
+ * daemon that adopts it keeps it (resizing would drop every flow) and says
+ * so when asked for another size.
+ */
+TEST_F(xlbd, conntrack_capacity_is_set_at_load_and_kept_on_adoption)
+{
+	json_object *j;
+
+	j = ctl_json(&self->e, "status");
+	EXPECT_EQ(XLB_CONNTRACK_DEFAULT, jget_int(j, "conntrack_capacity"));
+	json_object_put(j);
+	EXPECT_EQ(0, ctl(&self->e, "shutdown")) TH_LOG("%s", out);
+	waitpid(self->e.pid, NULL, 0);
+	self->e.pid = 0;
+	ASSERT_EQ(0, daemon_start(&self->e, "--conntrack-entries 4096"));
+	j = ctl_json(&self->e, "status");
+	EXPECT_EQ(4096, jget_int(j, "conntrack_capacity"));
+	EXPECT_STREQ("false", jget_str(j, "adopted"));
+	json_object_put(j);
+	/* a restart with another size adopts the table as it is */
+	daemon_stop(&self->e, SIGTERM);
+	ASSERT_EQ(0, daemon_start(&self->e, "--conntrack-entries 8192"));
+	j = ctl_json(&self->e, "status");
+	EXPECT_EQ(4096, jget_int(j, "conntrack_capacity"));
+	EXPECT_STREQ("true", jget_str(j, "adopted"));
+	json_object_put(j);
+	sh("grep -c 'adopted connection table holds 4096 flows' %s/xlbd.log",
+	   self->e.dir);
+	EXPECT_STREQ("1\n", out);
+}
+
 TEST_F(xlbd, second_daemon_for_the_same_instance_is_refused)
 {
 	char cmd[512];
@@ -696,6 +728,13 @@ TEST_F(xlbd, bad_daemon_options_are_refused_with_a_reason)
 		{ "--instance bad%d --metrics 127.0.0.1:99999", "--metrics", 1 },
 		{ "--instance bad%d --metrics '[::1:9437'", "--metrics", 1 },
 		{ "--instance bad%d -c /nonexistent/xlb.conf", "no config file", 1 },
+		{ "--conntrack-entries 0", "--conntrack-entries \"0\"", 2 },
+		{ "--conntrack-entries 255", "from 256 to 67108864", 2 },
+		{ "--conntrack-entries 67108865", "from 256 to 67108864", 2 },
+		{ "--conntrack-entries 4096k", "--conntrack-entries \"4096k\"", 2 },
+		{ "--conntrack-entries -4096", "--conntrack-entries \"-4096\"", 2 },
+		{ "--conntrack-entries ''", "--conntrack-entries \"\"", 2 },
+		{ "--conntrack-entries 99999999999999999999", "from 256", 2 },
 	};
 	char args[256], cmd[768];
 	size_t i;

@@ -355,6 +355,9 @@ void render_status(FILE *f, json_object *res)
 	kv(f, "generation", "%" PRIu64, r_u64(res, "generation", 0));
 	kv(f, "vips", "%" PRId64, r_int(res, "vips", 0));
 	kv(f, "backends", "%" PRId64, r_int(res, "backends", 0));
+	if (r_get(res, "conntrack_capacity"))
+		kv(f, "conntrack", "%" PRIu64 " flows at most",
+		   r_u64(res, "conntrack_capacity", 0));
 	kv(f, "config", "%s", r_str(res, "config_file", "-"));
 	kv(f, "state", "%s", r_str(res, "state_file", "-"));
 	kv(f, "pins", "%s (%s)", r_str(res, "pin_dir", "-"),
@@ -468,6 +471,8 @@ void render_stats(FILE *f, json_object *res)
 		stats_line(f, "events     ", r_get(res, "events"));
 	if (r_get(res, "actions"))
 		stats_line(f, "xdp actions", r_get(res, "actions"));
-	fprintf(f, "conntrack   %" PRIu64 " entries\n",
-		r_u64(res, "conntrack_entries", 0));
+	fprintf(f, "conntrack   %" PRIu64 " entries", r_u64(res, "conntrack_entries", 0));
+	if (r_get(res, "conntrack_capacity"))
+		fprintf(f, " of %" PRIu64, r_u64(res, "conntrack_capacity", 0));
+	fputc('\n', f);
 }

@@ -136,7 +136,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: xlbd [-c FILE] [--instance NAME] [--socket PATH] [--state-dir DIR]\n"
-"            [--metrics ADDR:PORT|none] [--group GROUP]\n"
+"            [--metrics ADDR:PORT|none] [--group GROUP] [--conntrack-entries N]\n"
 "            [--log-level debug|info|notice|warning|error] [--cleanup]\n"
 "\n"
 "The xlb control daemon: loads (or adopts) the XDP data path, keeps its\n"
@@ -152,6 +152,10 @@ static void usage(FILE *f)
 "      --metrics A:P    Prometheus metrics address (default 127.0.0.1:9437;\n"
 "                       none: off)\n"
 "      --group GROUP    members may change state through the socket\n"
+"      --conntrack-entries N\n"
+"                       flows the connection table holds (default 1048576,\n"
+"                       256 to 67108864); used when the data path is loaded,\n"
+"                       an adopted one keeps its size\n"
 "      --log-level L    debug, info (default), notice, warning, error\n"
 "      --cleanup        detach the data path, remove its pins, exit\n"
 "  -h, --help           this text;  -V, --version  the version\n"
@@ -171,6 +175,7 @@ static int parse_opts(struct xlbd *d, int argc, char **argv)
 		{ "group", required_argument, NULL, 'g' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "cleanup", no_argument, NULL, 'C' },
+		{ "conntrack-entries", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -182,6 +187,7 @@ static int parse_opts(struct xlbd *d, int argc, char **argv)
 	d->o.instance = "default";
 	d->o.config = "/etc/xlb/xlb.conf";
 	d->o.metrics = "127.0.0.1:9437";
+	d->o.ct_entries = XLB_CONNTRACK_DEFAULT;
 	while ((c = getopt_long(argc, argv, "c:i:s:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -218,6 +224,24 @@ static int parse_opts(struct xlbd *d, int argc, char **argv)
 		case 'C':
 			d->o.cleanup = true;
 			break;
+		case 'T': {
+			char *end;
+			unsigned long long n;
+
+			errno = 0;
+			n = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    n < XLB_CONNTRACK_MIN || n > XLB_CONNTRACK_MAX) {
+				fprintf(stderr,
+					"xlbd: --conntrack-entries \"%s\": a number of flows from %u to %u\n",
+					optarg, XLB_CONNTRACK_MIN,
+					XLB_CONNTRACK_MAX);
+				return 2;
+			}
+			d->o.ct_entries = (uint32_t)n;
+			d->o.ct_given = true;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -334,11 +358,20 @@ static int load_fresh(struct xlbd *d, struct xlb_err *err)
 	char p[600];
 	int ret;
 
-	skel = xlb_bpf__open_and_load();
+	skel = xlb_bpf__open();
 	if (!skel)
 		return xlb_errf(err, errno ? errno : EINVAL,
-				"cannot load the data path: %s",
+				"cannot open the data path: %s",
 				strerror(errno ? errno : EINVAL));
+	ret = bpf_map__set_max_entries(skel->maps.xlb_conntrack,
+				       d->o.ct_entries);
+	if (!ret)
+		ret = xlb_bpf__load(skel);
+	if (ret) {
+		xlb_bpf__destroy(skel);
+		return xlb_errf(err, -ret, "cannot load the data path (connection table of %u flows): %s",
+				d->o.ct_entries, strerror(-ret));
+	}
 	ret = bpf_object__pin_maps(skel->obj, d->pin_dir);
 	if (!ret) {
 		snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
@@ -381,6 +414,18 @@ static int open_pinned(struct xlbd *d, struct xlb_err *err)
 	return 0;
 }
 
+/* An adopted connection table keeps its size: resizing would drop it. */
+static void ct_size_check(struct xlbd *d)
+{
+	__u32 cap = 0;
+
+	if (xlb_dp_ct_capacity(&d->dp, &cap) || !d->o.ct_given ||
+	    cap == d->o.ct_entries)
+		return;
+	log_warn("--conntrack-entries %u: the adopted connection table holds %u flows and keeps that size; `xlbctl shutdown` and a new start apply it (established flows are then re-picked)",
+		    d->o.ct_entries, cap);
+}
+
 /* Adopt what a previous xlbd pinned, or load afresh. */
 static int data_path_start(struct xlbd *d)
 {
@@ -411,6 +456,7 @@ static int data_path_start(struct xlbd *d)
 		d->adopted = true;
 		log_notice("adopted the data path pinned under %s (program id %u): forwarding was not interrupted",
 			   d->pin_dir, d->prog_id);
+		ct_size_check(d);
 		return 0;
 	}
 	pins_remove(d->pin_dir);	/* leftovers of an interrupted start */

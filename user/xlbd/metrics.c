@@ -149,6 +149,11 @@ static void render(struct xlbd *d, struct buf *b)
 	help(b, "xlb_conntrack_entries", "gauge", "connection table entries");
 	xlb_dp_ct_count(&d->dp, &ct);
 	bprintf(b, "xlb_conntrack_entries %u\n", ct);
+	if (!xlb_dp_ct_capacity(&d->dp, &ct)) {
+		help(b, "xlb_conntrack_capacity", "gauge",
+		     "flows the connection table holds at most");
+		bprintf(b, "xlb_conntrack_capacity %u\n", ct);
+	}
 
 	help(b, "xlb_health_checks_total", "counter", "health check verdicts");
 	bprintf(b, "xlb_health_checks_total{result=\"fail\"} %llu\n",

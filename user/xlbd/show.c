@@ -84,6 +84,7 @@ json_object *xlbd_show_links(struct xlbd *d)
 json_object *xlbd_show_status(struct xlbd *d)
 {
 	json_object *r = json_object_new_object(), *links;
+	__u32 cap;
 
 	jadd(r, "version", jstr(XLBD_VERSION));
 	jadd(r, "pid", jint(getpid()));
@@ -94,6 +95,8 @@ json_object *xlbd_show_status(struct xlbd *d)
 	jadd(r, "state_file", jstr(d->state_file));
 	jadd(r, "pin_dir", jstr(d->pin_dir));
 	jadd(r, "adopted", jbool(d->adopted));
+	if (!xlb_dp_ct_capacity(&d->dp, &cap))
+		jadd(r, "conntrack_capacity", jint(cap));
 	jadd(r, "vips", jint(d->state.n_vips));
 	jadd(r, "backends", jint(d->state.n_backends));
 	links = xlbd_show_links(d);
@@ -449,6 +452,8 @@ int xlbd_show_stats(struct xlbd *d, const char *vip, json_object **out,
 	jadd(r, "actions", x);
 	xlb_dp_ct_count(&d->dp, &cnt);
 	jadd(r, "conntrack_entries", jint(cnt));
+	if (!xlb_dp_ct_capacity(&d->dp, &cnt))
+		jadd(r, "conntrack_capacity", jint(cnt));
 	*out = r;
 	return 0;
 }

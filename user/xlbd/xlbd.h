@@ -120,6 +120,8 @@ struct xlbd_opts {
 	const char *state_dir;
 	const char *metrics;		/* "ADDR:PORT" or "none" */
 	const char *group;
+	uint32_t ct_entries;		/* connection table capacity */
+	bool ct_given;			/* --conntrack-entries */
 	bool cleanup;
 };
 
