@@ -81,6 +81,9 @@ run_part() {
 }
 
 run_part verifier+pkt root 60 pkt
+# the same paths with a 1000-flow connection table: the size other XDP
+# balancers run with in this harness when no per-CPU tables are set up
+run_part pkt-ct1000 root 60 --conntrack-entries 1000 pkt
 run_part pkt-scale root 120 pkt-scale
 run_part tables user 20 tables
 run_part publish root 5 publish
@@ -92,21 +95,9 @@ else
 	echo "bench: control: skipped, $O/xlbd is not built" >&2
 fi
 
-# --- HOOK: forwarding rate through a veth pair (xlb-bench path) -------------
-# pps through the e2e topology (tests/e2e/lib/topo.sh), against a
-# reflect-only XDP_TX program on the same veth, for 64- and 1400-byte
-# IPv4 and IPv6 packets.  `xlb-bench path` is being written with that
-# topology; until it exists the figure is reported as not measured.  When
-# it exists it runs here: its -j records are expected in the common form
-# (name, value, unit, baseline, ratio, params), as every other part's.
-# (it exists when the usage or the list of known subcommands names it)
-if ! { "$BENCH" --help | grep -qE '^  path '; } &&
-	! { "$BENCH" no-such-subcommand 2>&1 | grep -qE 'known:.*\<path\>'; }; then
-	echo "path absent 0 xlb-bench path does not exist yet" >>"$RAW/parts"
-	echo "bench: path: xlb-bench path does not exist yet; forwarding rate not measured" >&2
-else
-	run_part path root 120 path
-fi
+# forwarding rate and connections per second on a real path (the e2e
+# topology of tests/e2e/lib/topo.sh): tools/bench-path.sh
+run_part path root 120 path
 
 cut -d' ' -f1-3 /proc/loadavg >"$RAW/loadavg.end"
 
@@ -274,6 +265,7 @@ def rng(f):
 sections = [
     ("Verifier: the data path program", "verifier."),
     ("Per packet, BPF_PROG_TEST_RUN (baseline: XDP_TX-only program)", "pkt."),
+    ("Per packet, connection table of 1000 flows", "pkt_ct1000."),
     ("Per packet against the number of VIPs", "pkt_vips."),
     ("Per packet against connection-table occupancy", "pkt_ct."),
     ("Forwarding rate through a veth pair", "path."),

@@ -412,6 +412,9 @@ static int setup_vip(struct pkt_bench *b, int v, int family, __u16 port,
 static char verifier_log[1 << 16];
 
 /* Load the data path; with `all`, the six VIPs of the paths, else VIP_IPIP. */
+/* Connection table size of the data paths the benchmarks load (0: default). */
+static __u32 ct_entries;
+
 static int pkt_setup(struct pkt_bench *b, int all, struct xlb_err *err)
 {
 	int ret;
@@ -421,6 +424,9 @@ static int pkt_setup(struct pkt_bench *b, int all, struct xlb_err *err)
 	if (!b->skel || !b->reflect)
 		return xlb_errf(err, errno, "cannot open the BPF objects: %s",
 				strerror(errno));
+	if (ct_entries &&
+	    bpf_map__set_max_entries(b->skel->maps.xlb_conntrack, ct_entries))
+		return xlb_errf(err, EINVAL, "cannot size the connection table");
 	bpf_program__set_log_buf(b->skel->progs.xlb_main, verifier_log,
 				 sizeof(verifier_log));
 	bpf_program__set_log_level(b->skel->progs.xlb_main, 4);
@@ -728,12 +734,14 @@ static int bench_pkt(const struct opts *o)
 		}
 	}
 	if (!o->json) {
-		printf("ns per packet, BPF_PROG_TEST_RUN, repeat=1: median over %d rounds of the mean of %ld calls\n",
-		       nr, o->calls);
-		verifier_figures(o, &b);
+		printf("ns per packet, BPF_PROG_TEST_RUN, repeat=1: median over %d rounds of the mean of %ld calls; connection table of %u flows\n",
+		       nr, o->calls,
+		       ct_entries ? ct_entries : XLB_CONNTRACK_DEFAULT);
+		if (!ct_entries)
+			verifier_figures(o, &b);
 		printf("%-14s %8s %8s %8s %12s %7s\n", "path", "ns", "min",
 		       "max", "baseline_ns", "ratio");
-	} else {
+	} else if (!ct_entries) {	/* the same program: said once */
 		verifier_figures(o, &b);
 	}
 	for (i = 0; i < NPATHS; i++) {
@@ -751,10 +759,17 @@ static int bench_pkt(const struct opts *o)
 		fig_median(&f, &ns[i * nr], nr);
 		base_med = median_of(&base[i * nr], nr);
 		f.baseline = base_med;
-		snprintf(f.name, sizeof(f.name), "pkt.%s", paths[i].name);
-		PARAM(&f, "\"path\":\"%s\",\"calls_per_round\":%ld,\"rounds\":%d,\"packet_bytes\":%d,\"ratio_min\":%.3f,\"ratio_max\":%.3f",
+		/* another table size is another figure */
+		if (ct_entries)
+			snprintf(f.name, sizeof(f.name), "pkt_ct%u.%s",
+				 ct_entries, paths[i].name);
+		else
+			snprintf(f.name, sizeof(f.name), "pkt.%s",
+				 paths[i].name);
+		PARAM(&f, "\"path\":\"%s\",\"calls_per_round\":%ld,\"rounds\":%d,\"packet_bytes\":%d,\"ratio_min\":%.3f,\"ratio_max\":%.3f,\"conntrack_entries\":%u",
 		      paths[i].name, o->calls, nr,
-		      paths[i].family == 4 ? 118 : 138, rmin, rmax);
+		      paths[i].family == 4 ? 118 : 138, rmin, rmax,
+		      ct_entries ? ct_entries : XLB_CONNTRACK_DEFAULT);
 		if (o->json) {
 			EXTRA(&f, "\"path\":\"%s\",\"ns\":%.1f,\"baseline_ns\":%.1f,\"calls\":%ld",
 			      paths[i].name, f.value, base_med,
@@ -2018,7 +2033,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: xlb-bench [-j] [--runs N] [--calls N] [--rounds N] [--quick]\n"
-		"                 [--path NAME] [--vips LIST] [--ct-fill LIST] SUBCOMMAND\n"
+		"                 [--path NAME] [--vips LIST] [--ct-fill LIST]\n"
+		"                 [--conntrack-entries N] SUBCOMMAND\n"
 		"\n"
 		"Prints performance figures; never a pass/fail verdict.  The whole suite,\n"
 		"with a report, results.json and plots: make bench (tools/bench.sh).\n"
@@ -2054,6 +2070,9 @@ static void usage(FILE *f)
 		"                   (default 10)\n"
 		"  --path NAME      pkt: only this path\n"
 		"  --vips LIST      pkt-scale: VIP counts (default 1,100,1000)\n"
+		"  --conntrack-entries N\n"
+		"                   pkt: connection table size (default 1048576);\n"
+		"                   the figures are then named pkt_ctN.PATH\n"
 		"  --ct-fill LIST   pkt-scale: connection-table fill fractions\n"
 		"                   (default 0,0.25,0.5,0.75,1)\n"
 		"  --quick          smoke mode: 3 runs, 2 rounds of 2000 calls, small cases\n"
@@ -2111,6 +2130,7 @@ int main(int argc, char **argv)
 		{ "path", required_argument, NULL, 'p' },
 		{ "vips", required_argument, NULL, 'V' },
 		{ "ct-fill", required_argument, NULL, 'F' },
+		{ "conntrack-entries", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2156,6 +2176,16 @@ int main(int argc, char **argv)
 			if (parse_list("--ct-fill", optarg, 0, 1, o.fill, &o.n_fill))
 				return 2;
 			break;
+		case 'T': {
+			long n = parse_num("--conntrack-entries", optarg,
+					   XLB_CONNTRACK_MIN,
+					   XLB_CONNTRACK_MAX);
+
+			if (n < 0)
+				return 2;
+			ct_entries = (__u32)n;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -2189,6 +2219,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind];
+	if (ct_entries && strcmp(cmd, "pkt")) {
+		fprintf(stderr, "xlb-bench: --conntrack-entries is for pkt only\n");
+		return 2;
+	}
 	if (!strcmp(cmd, "tables"))
 		return bench_tables(&o);
 	if (!strcmp(cmd, "pkt"))

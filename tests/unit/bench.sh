@@ -20,7 +20,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "TAP version 13"
-echo "1..10"
 out=$($BENCH --quick -j tables 2>&1)
 check "tables -j prints one JSON record per case" \
 	'python3 -c "
@@ -44,6 +43,10 @@ check "bad --ct-fill and --vips exit 2 naming the option" \
 	'[[ $($BENCH --ct-fill 0,2 pkt-scale 2>&1 >/dev/null) == *--ct-fill* ]] &&
 	 [[ $($BENCH --vips 0 pkt-scale 2>&1 >/dev/null) == *--vips* ]] &&
 	 { $BENCH --vips 10,x pkt-scale 2>/dev/null; [[ $? -eq 2 ]]; }'
+check "bad --conntrack-entries, or it with another part than pkt, exits 2" \
+	'[[ $($BENCH --conntrack-entries 255 pkt 2>&1 >/dev/null) == *--conntrack-entries* ]] &&
+	 { $BENCH --conntrack-entries 1e3 pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
+	 [[ $($BENCH --conntrack-entries 1000 tables 2>&1 >/dev/null) == *"pkt only"* ]]'
 if [[ $root -eq 0 ]]; then
 	skip "pkt -j" "needs root"
 else
@@ -90,7 +93,7 @@ for f in figs:
 groups = {n.split(\".\")[0] for n in names}
 want = {\"tables\"}
 if os.environ[\"ROOT\"] == \"1\":
-    want |= {\"verifier\", \"pkt\", \"pkt_vips\", \"pkt_ct\", \"publish\", \"memory\", \"live\"}
+    want |= {\"verifier\", \"pkt\", \"pkt_ct1000\", \"pkt_vips\", \"pkt_ct\", \"publish\", \"memory\", \"live\"}
     if os.path.exists(\"'"$O"'/xlbd\"):
         want.add(\"control\")
 assert want <= groups, sorted(want - groups)
@@ -104,4 +107,5 @@ else
 		'grep -q "^machine: .*cores.*kernel" "$tmp/report" && ls "$tmp"/tables_vs_n.png >/dev/null &&
 		 { [[ $root -eq 0 ]] || ls "$tmp"/pkt_paths.png "$tmp"/pkt_vs_vips.png "$tmp"/pkt_vs_ct_fill.png "$tmp"/live_vs_m.png >/dev/null; }'
 fi
+echo "1..$n"
 exit $failed
