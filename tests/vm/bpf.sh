@@ -27,7 +27,9 @@ log="$O"/vm/bpf.log err="$O"/vm/bpf.err
 # Progress while the guest runs: which program it has started.
 # shellcheck disable=SC2016  # expanded in the guest
 tools/vm/run.sh --timeout "$TIMEOUT" -- \
-	bash -c 'echo "# guest kernel: $(uname -r)"; exec tests/run.sh bpf' \
+	bash -c 'echo "# guest kernel: $(uname -r)"; tests/run.sh bpf; rc=$?
+		 echo "# xdp pins left: $(ls /sys/fs/bpf/xdp 2>/dev/null | tr "\n" " ")"
+		 exit $rc' \
 	2>"$err" | tee "$log" | sed -un 's|^# === .*/|# vm: running |p'
 vm_rc=${PIPESTATUS[0]}
 sed 's/^\([^#]\)/# \1/' "$err"
@@ -70,6 +72,21 @@ diagnose() {
 		/^not ok / && nok++ < 20 { keep($0) }
 	' | sed -e 's/^# *//' -e 's/^/#   /'
 }
+
+# A program still attached when its namespace goes leaves libxdp's
+# dispatcher pinned, keeping the program and its maps alive: a leak.
+if left=$(grep -m1 '^# xdp pins left:' "$log"); then
+	left=${left#\# xdp pins left:}
+	left=${left// /}
+	if [[ -z $left ]]; then
+		ok "6.1: no XDP dispatcher is left pinned after the programs"
+	else
+		not_ok "6.1: no XDP dispatcher is left pinned after the programs"
+		echo "#   /sys/fs/bpf/xdp: $(sed -n 's/^# xdp pins left: //p' "$log" | head -n 1)"
+	fi
+else
+	not_ok "6.1: no XDP dispatcher is left pinned after the programs (not reported: $why)"
+fi
 
 for prog in "${progs[@]}"; do
 	name=${prog##*/}
