@@ -13,10 +13,11 @@ TIMEOUT=${XLB_VM_TIMEOUT:-1200}
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
+. tests/vm/lib/pins.sh
 
 mapfile -t progs < <(find "$O"/tests/bpf -maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
 echo "TAP version 13"
-echo "1..$((1 + ${#progs[@]}))"
+echo "1..$((2 + ${#progs[@]}))"
 if [[ ${#progs[@]} -eq 0 ]]; then
 	not_ok "6.1: no bpf test programs in $O/tests/bpf (make test-vm builds them)"
 	exit 1
@@ -73,20 +74,7 @@ diagnose() {
 	' | sed -e 's/^# *//' -e 's/^/#   /'
 }
 
-# A program still attached when its namespace goes leaves libxdp's
-# dispatcher pinned, keeping the program and its maps alive: a leak.
-if left=$(grep -m1 '^# xdp pins left:' "$log"); then
-	left=${left#\# xdp pins left:}
-	left=${left// /}
-	if [[ -z $left ]]; then
-		ok "6.1: no XDP dispatcher is left pinned after the programs"
-	else
-		not_ok "6.1: no XDP dispatcher is left pinned after the programs"
-		echo "#   /sys/fs/bpf/xdp: $(sed -n 's/^# xdp pins left: //p' "$log" | head -n 1)"
-	fi
-else
-	not_ok "6.1: no XDP dispatcher is left pinned after the programs (not reported: $why)"
-fi
+xdp_pins_left "$log" "$why"
 
 for prog in "${progs[@]}"; do
 	name=${prog##*/}

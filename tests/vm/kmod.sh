@@ -90,6 +90,7 @@ TIMEOUT=${XLB_VM_TIMEOUT:-1200}
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
+. tests/vm/lib/pins.sh
 
 echo "TAP version 13"
 
@@ -230,21 +231,7 @@ for prog in "${progs[@]}"; do
 	fi
 done
 
-# A program still attached when its namespace goes leaves libxdp's
-# dispatcher pinned, and with it the program and its maps (the scenario's
-# connection tables: 140 MB a case in a 1 GB guest).
-if left=$(grep -m1 '^# xdp pins left:' "$log"); then
-	left=${left#\# xdp pins left:}
-	left=${left// /}
-	if [[ -z $left ]]; then
-		ok "6.1: no XDP dispatcher is left pinned after the programs"
-	else
-		not_ok "6.1: no XDP dispatcher is left pinned after the programs"
-		echo "#   /sys/fs/bpf/xdp: $(sed -n 's/^# xdp pins left: //p' "$log" | head -n 1)"
-	fi
-else
-	not_ok "6.1: no XDP dispatcher is left pinned after the programs (not reported${why:+: $why})"
-fi
+xdp_pins_left "$log" "$why"
 if grep -qx '# module still loaded: yes' "$log"; then
 	ok "6.1: module loaded at the end (unload tests reload it)"
 else
