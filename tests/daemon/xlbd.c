@@ -746,9 +746,11 @@ TEST_F(xlbd, bad_daemon_options_are_refused_with_a_reason)
 			 self->e.ns, self->e.dir, self->e.dir, args);
 		EXPECT_EQ(bad[i].rc, sh("%s", cmd)) TH_LOG("%s: %s", args, out);
 		EXPECT_NE(NULL, strstr(out, bad[i].says)) TH_LOG("%s: %s", args, out);
-		/* and nothing of that instance stays */
+		/* and nothing of that instance stays, not even its lock file */
 		snprintf(cmd, sizeof(cmd), "/sys/fs/bpf/xlb/bad%d", getpid());
 		EXPECT_NE(0, access(cmd, F_OK)) TH_LOG("%s left pins", args);
+		snprintf(cmd, sizeof(cmd), "/run/xlb/bad%d.lock", getpid());
+		EXPECT_NE(0, access(cmd, F_OK)) TH_LOG("%s left %s", args, cmd);
 	}
 	EXPECT_NE(0, access("/run/xlb/bad.sock", F_OK));
 	EXPECT_EQ(0, ctl(&self->e, "status"));

@@ -519,6 +519,20 @@ static void lock_remove(const struct xlbd *d)
 	unlink(p);
 }
 
+/*
+ * A start that is refused before it pinned anything leaves no instance, so
+ * no lock file either; one that found pins (a running data path) keeps it.
+ */
+static int refused(const struct xlbd *d)
+{
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
+	if (access(p, F_OK))
+		lock_remove(d);
+	return 1;
+}
+
 static void cleanup(struct xlbd *d)
 {
 	struct if_nameindex *ifs, *i;
@@ -726,7 +740,7 @@ int main(int argc, char **argv)
 		log_warn("next hops unavailable (%s): the data path uses its FIB lookup",
 			 err.msg);
 	if (initial_state(&d, &s))
-		return 1;
+		return refused(&d);
 	/*
 	 * Everything that can fail on a bad option fails before the data
 	 * path is loaded, so a refused start leaves nothing behind.  Until the
@@ -735,10 +749,10 @@ int main(int argc, char **argv)
 	if (xlbd_metrics_start(&d, &err)) {
 		log_err("%s", err.msg);
 		xlb_state_free(&s);
-		return 1;
+		return refused(&d);
 	}
 	if (data_path_start(&d))
-		return 1;
+		return refused(&d);
 	if (d.adopted) {
 		xlbd_runtime_load(&d);
 		if (xlbd_adopt_ids(&d)) {
