@@ -132,7 +132,7 @@ emit() {
 	EOF
 }
 
-uplog=$(mktemp /tmp/xlb-bench-path.XXXXXX) || exit 1
+uplog=$(mktemp) || exit 1
 if ! topo_up --backends 1 --clients 1 >"$uplog" 2>&1 ||
 	! topo_xlbd_setup >>"$uplog" 2>&1; then
 	cat "$uplog" >&2

@@ -410,7 +410,7 @@ say "About $((PHASE * 3 + 10)) seconds: three live phases of $PHASE s (DURATION=
 step "The network"
 # after topo.sh's own traps (teardown) have run
 trap 'printf "\ndemo: interrupted; network, xlbd and pins removed\n"' INT TERM HUP
-uplog=$(mktemp /tmp/xlb-demo-up.XXXXXX) || exit 1
+uplog=$(mktemp) || exit 1
 if ! topo_up --backends 4 --clients 2 >"$uplog" 2>&1; then
 	sed 's/^/   /' "$uplog"
 	rm -f "$uplog"

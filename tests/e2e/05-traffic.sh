@@ -17,7 +17,7 @@ fi
 X=${O:-build}/xlb-traffic
 [[ -x $X ]] || tap_bail "$X is missing; run 'make'"
 ip link set lo up || tap_bail "no loopback"
-work=$(mktemp -d /tmp/xlb-e2e-05.XXXX) || exit 1
+work=$(mktemp -d) || exit 1
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 

@@ -19,7 +19,7 @@ for f in "$X" "$XLB_BIN/xlb_decap.bpf.o"; do
 	[[ -e $f ]] || tap_bail "$f is missing; run 'make'"
 done
 
-work=$(mktemp -d /tmp/xlb-e2e-10.XXXX) || exit 1
+work=$(mktemp -d) || exit 1
 extra_pids=()
 cleanup() {
 	local p

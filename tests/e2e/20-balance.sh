@@ -26,7 +26,7 @@ X=$XLB_BIN/xlb-traffic
 for f in "$X" "$XLB_BIN/xlbd" "$XLB_BIN/xlbctl" "$XLB_BIN/xlb_decap.bpf.o"; do
 	[[ -e $f ]] || tap_bail "$f is missing; run 'make'"
 done
-work=$(mktemp -d /tmp/xlb-e2e-20.XXXX) || exit 1
+work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 
 topo_up >"$work/up.log" 2>&1 || tap_bail "no network: $(cat "$work/up.log")"

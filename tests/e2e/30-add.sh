@@ -19,14 +19,9 @@ N=${E2E_CONNS:-2000}
 ALPHA=0.0001
 VIP=$VIP4:80/tcp
 
-sc_require
-t_start=$(now_ms)
-work=$(mktemp -d /tmp/xlb-e2e-30.XXXX) || exit 1
-trap 'rm -rf "$work"' EXIT
-
-topo_up --backends 5 >"$work/up.log" 2>&1 || tap_bail "no network: $(cat "$work/up.log")"
-topo_serve >"$work/serve.log" 2>&1 || tap_bail "no servers: $(cat "$work/serve.log")"
-topo_xlbd_setup >"$work/xlbd.log" 2>&1 || tap_bail "no xlbd: $(cat "$work/xlbd.log" "$TOPO_DIR/xlbd.log")"
+sc_begin --backends 5
+sc_serve
+sc_xlbd
 out=$(sc_vip "$VIP" 4 4 2>&1)
 sc_result $? "VIP $VIP with b1..b4 (b5 is up but not a member)" "$out"
 

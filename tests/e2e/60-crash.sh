@@ -28,14 +28,9 @@ V1=$VIP4:80/tcp
 V2=[$VIP6]:80/tcp
 V3=$(vip4 2):80/udp
 
-sc_require
-t_start=$(now_ms)
-work=$(mktemp -d /tmp/xlb-e2e-60.XXXX) || exit 1
-trap 'rm -rf "$work"' EXIT
-
-topo_up >"$work/up.log" 2>&1 || tap_bail "no network: $(cat "$work/up.log")"
-topo_serve >"$work/serve.log" 2>&1 || tap_bail "no servers: $(cat "$work/serve.log")"
-topo_xlbd_setup >"$work/xlbd.log" 2>&1 || tap_bail "no xlbd: $(cat "$work/xlbd.log" "$TOPO_DIR/xlbd.log")"
+sc_begin
+sc_serve
+sc_xlbd
 out=$(sc_vip "$V1" 4 4 health tcp interval 500 timeout 200 2>&1 &&
 	sc_vip "$V2" 6 4 encap gue 2>&1 && sc_vip "$V3" 4 4 2>&1)
 sc_result $? "VIPs $V1 (health tcp), $V2 (GUE), $V3, four backends each" "$out"

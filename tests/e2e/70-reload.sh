@@ -29,13 +29,8 @@ V1=$(vip4 1):80/tcp
 V2=$(vip4 2):80/tcp
 V3=$(vip4 3):80/tcp
 
-sc_require
-t_start=$(now_ms)
-work=$(mktemp -d /tmp/xlb-e2e-70.XXXX) || exit 1
-trap 'rm -rf "$work"' EXIT
-
-topo_up --backends 5 >"$work/up.log" 2>&1 || tap_bail "no network: $(cat "$work/up.log")"
-topo_serve >"$work/serve.log" 2>&1 || tap_bail "no servers: $(cat "$work/serve.log")"
+sc_begin --backends 5
+sc_serve
 
 conf=$TOPO_DIR/xlb.conf
 {

@@ -25,14 +25,9 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib/topo.sh
 . tests/e2e/lib/scenario.sh
 
-sc_require
-t_start=$(now_ms)
-work=$(mktemp -d /tmp/xlb-e2e-75.XXXX) || exit 1
-trap 'rm -rf "$work"' EXIT
-
-topo_up >"$work/up.log" 2>&1 || tap_bail "no network: $(cat "$work/up.log")"
-topo_serve >"$work/serve.log" 2>&1 || tap_bail "no servers: $(cat "$work/serve.log")"
-topo_xlbd_setup >"$work/xlbd.log" 2>&1 || tap_bail "no xlbd: $(cat "$work/xlbd.log" "$TOPO_DIR/xlbd.log")"
+sc_begin
+sc_serve
+sc_xlbd
 
 too_big() {
 	xlbctl -j stats | "$TAP_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["events"]["too_big"])'

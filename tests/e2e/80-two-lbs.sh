@@ -32,20 +32,15 @@ V6=[$VIP6]:80/tcp
 LB2_IP4=10.200.0.3
 LB2_IP6=fd00:200::3
 
-sc_require
-t_start=$(now_ms)
-work=$(mktemp -d /tmp/xlb-e2e-80.XXXX) || exit 1
-trap 'rm -rf "$work"' EXIT
-
-topo_up >"$work/up.log" 2>&1 || tap_bail "no network: $(cat "$work/up.log")"
+sc_begin
 topo_add_lb lb2 3 >"$work/lb2.log" 2>&1
 rc=$?
 sc_result $rc "a second LB host lb2 ($LB2_IP4, $LB2_IP6) on the segment" "$(cat "$work/lb2.log")"
 [[ $rc -eq 0 ]] || tap_bail "no second LB"
-topo_serve >"$work/serve.log" 2>&1 || tap_bail "no servers: $(cat "$work/serve.log")"
+sc_serve
 
 # LB A: the topology's xlbd
-topo_xlbd_setup >"$work/xlbd.log" 2>&1 || tap_bail "no xlbd: $(cat "$work/xlbd.log" "$TOPO_DIR/xlbd.log")"
+sc_xlbd
 
 # LB B: its own xlbd, instance = its namespace (topo_add_lb cleans it up)
 LB2_INSTANCE=${TOPO_PREFIX}lb2

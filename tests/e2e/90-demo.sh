@@ -15,7 +15,7 @@ O=${O:-build}
 for f in xlbd xlbctl xlb-traffic xlb_decap.bpf.o; do
 	[[ -e $O/$f ]] || tap_bail "$O/$f is missing; run 'make'"
 done
-work=$(mktemp -d /tmp/xlb-e2e-90.XXXX) || exit 1
+work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 
 out=$work/demo.out

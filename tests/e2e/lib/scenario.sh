@@ -51,6 +51,30 @@ sc_require() {
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# sc_begin [TOPO_UP ARGS...]: how every scenario starts: the checks of
+# sc_require, $t_start, a scratch directory $work removed on exit, and the
+# test network (topo_up ARGS).  Bails out (TAP) when any of it fails.
+sc_begin() {
+	sc_require
+	t_start=$(now_ms)
+	work=$(mktemp -d) || tap_bail "cannot make a scratch directory"
+	trap 'rm -rf "$work"' EXIT
+	topo_up "$@" >"$work/up.log" 2>&1 ||
+		tap_bail "no network: $(cat "$work/up.log")"
+}
+
+# sc_serve: xlb-traffic serve on every backend (topo_serve), or bail out.
+sc_serve() {
+	topo_serve >"$work/serve.log" 2>&1 ||
+		tap_bail "no servers: $(cat "$work/serve.log")"
+}
+
+# sc_xlbd: xlbd in the LB namespace (topo_xlbd_setup), or bail out.
+sc_xlbd() {
+	topo_xlbd_setup >"$work/xlbd.log" 2>&1 ||
+		tap_bail "no xlbd: $(cat "$work/xlbd.log" "$TOPO_DIR/xlbd.log")"
+}
+
 sc_vip() {
 	local vip=$1 fam=$2 n=$3 i ip out
 
