@@ -51,20 +51,16 @@ struct {
 } xlb_backends SEC(".maps");
 
 /*
- * One entry per flow, shared by all CPUs (a flow's packets may arrive on
- * any CPU, and xlbctl explain reads it), with per-CPU LRU lists so the
- * eviction bookkeeping never takes a lock shared by all CPUs.  The common
- * list makes a new flow 20-25% cheaper on one CPU (pkt.new_flow, runs
- * alternated), but every CPU refills from it under one lock, and a full
- * table under a SYN flood on a many-core LB would queue there.
- * Capacity: xlbd --conntrack-entries.
+ * The connection table: buckets of XLB_CT_WAYS entries (structs.h says
+ * how and why).  Mmapable, so libxlb reads, counts and flushes it without
+ * a syscall per entry.  Capacity: xlbd --conntrack-entries.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, XLB_CONNTRACK_DEFAULT);
-	__type(key, struct xlb_flow);
-	__type(value, struct xlb_ct);
+	__type(key, __u32);
+	__type(value, struct xlb_ct_entry);
 } xlb_conntrack SEC(".maps");
 
 struct {

@@ -14,7 +14,8 @@
  *                     i + 1.  Publishing = one update of the outer entry, so
  *                     a packet sees the whole old table or the whole new one.
  *   xlb_backends      ARRAY[XLB_MAX_BACKENDS], index backend id
- *   xlb_conntrack     LRU_HASH xlb_flow   -> struct xlb_ct
+ *   xlb_conntrack     ARRAY of struct xlb_ct_entry, XLB_CT_WAYS per bucket
+ *                     (see "Connection table" below and bpf/ct_hash.h)
  *   xlb_vip_stats     PERCPU_ARRAY[XLB_MAX_VIPS]     -> struct xlb_vip_stats
  *   xlb_backend_stats PERCPU_ARRAY[XLB_MAX_BACKENDS] -> struct xlb_counter
  *   xlb_events        PERCPU_ARRAY[XLB_EV_MAX]       -> __u64
@@ -28,6 +29,7 @@
 
 #include "flow_hash.h"
 #include "table.h"
+#include "ct_hash.h"
 
 #define XLB_MAX_VIPS		1024
 /* xlb_vips entries: every VIP, plus an address marker and up to two
@@ -54,9 +56,17 @@ struct xlb_config {
 	__u8 ttl;		/* outer TTL / hop limit */
 	__u8 pad[3];
 	__u32 udp_idle_s;	/* UDP connection entries expire after this */
+	/*
+	 * Derived by libxlb when it writes the config (xlb_dp_config_set),
+	 * never set by hand: the connection table's bucket count and index
+	 * key (bpf/ct_hash.h).  xlb_dp_config_get returns them as zero.
+	 */
+	__u32 ct_buckets;
+	__u32 ct_pad;
+	struct xlb_ct_key ct_key;
 };
 
-_Static_assert(sizeof(struct xlb_config) == 48, "xlb_config layout");
+_Static_assert(sizeof(struct xlb_config) == 96, "xlb_config layout");
 
 /* A VIP is matched on destination address, port (0: every port), protocol. */
 struct xlb_vip_key {
@@ -123,7 +133,37 @@ struct xlb_backend {
 
 _Static_assert(sizeof(struct xlb_backend) == 40, "xlb_backend layout");
 
-/* Connection table value; the key is the flow as received (xlb_flow). */
+/*
+ * Connection table.  An array of buckets of XLB_CT_WAYS entries, shared by
+ * all CPUs (a flow's packets may arrive on any CPU, and xlbctl explain
+ * reads it); bucket = xlb_ct_bucket(index hash of the flow as received).
+ * A lookup compares the flow with the entries of its bucket in the
+ * program itself, where the kernel's hash maps would cost a call, a
+ * jhash and a memcmp each (pkt benchmark; BENCHMARKS.md).  An insert
+ * takes a free way, else the way seen longest ago: a bucket-local LRU.
+ *
+ * Entries are written without a lock, by several CPUs at once at worst.
+ * `check` makes that safe: it is the index hash of the flow mixed with
+ * the entry's value words (xlb_ct_check), never 0, and it is written
+ * last, after a zero written first.  A reader that sees a flow match
+ * recomputes it from what it read; a torn entry (half of one writer, half
+ * of another, or a value from before the key) does not check and counts
+ * as a miss: the flow is picked from the table again and re-inserted.
+ * check == 0: a free way.  One entry is one cache line.
+ */
+struct xlb_ct_entry {
+	struct xlb_flow flow;	/* as received */
+	__u32 epoch;		/* backend epoch when the entry was made */
+	__u32 hash;		/* flow hash: GUE source port, flow label */
+	__u16 backend;
+	__u16 vip;		/* VIP id, for listing entries per VIP */
+	__u32 check;		/* see above; 0: free */
+	__u64 last_seen;	/* bpf_ktime_get_coarse_ns() */
+};
+
+_Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
+
+/* A connection entry as libxlb's API shows it (xlb_dp_ct_lookup). */
 struct xlb_ct {
 	__u64 last_seen;	/* bpf_ktime_get_coarse_ns() */
 	__u32 epoch;		/* backend epoch when the entry was made */

@@ -19,6 +19,10 @@
 #include "parsing.h"
 #include "structs.h"
 
+#ifndef barrier
+#define barrier()	asm volatile("" ::: "memory")
+#endif
+
 #ifndef AF_INET
 #define AF_INET		2
 #define AF_INET6	10
@@ -134,57 +138,124 @@ static __always_inline int pick_from_table(const struct xlb_config *cfg,
 	return 0;
 }
 
+/* The entry's two value words as one 8-byte store each can write them. */
+#define CT_V0(e)	(*(volatile __u64 *)&(e)->epoch)	/* epoch, hash */
+#define CT_V1(e)	(*(volatile __u64 *)&(e)->backend)	/* +vip, check */
+
+static __always_inline int ct_flow_eq(const struct xlb_ct_entry *e,
+				      const struct xlb_flow *f)
+{
+	const __u64 *a = (const __u64 *)&e->flow, *b = (const __u64 *)f;
+
+	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] &&
+	       a[3] == b[3] && a[4] == b[4];
+}
+
+/*
+ * Write a whole entry for flow f (structs.h: check zeroed first, set
+ * last), over whatever the way held.
+ */
+static __always_inline void ct_write(struct xlb_ct_entry *e, __u64 h,
+				     const struct xlb_flow *f, __u32 epoch,
+				     __u32 hash, __u16 backend, __u16 vip,
+				     __u64 now)
+{
+	const __u64 *src = (const __u64 *)f;
+	volatile __u64 *dst = (volatile __u64 *)&e->flow;
+	__u64 v0 = (__u64)epoch | (__u64)hash << 32;
+	__u32 v1 = (__u32)backend | (__u32)vip << 16;
+
+	CT_V1(e) = 0;
+	barrier();
+	dst[0] = src[0];
+	dst[1] = src[1];
+	dst[2] = src[2];
+	dst[3] = src[3];
+	dst[4] = src[4];
+	CT_V0(e) = v0;
+	e->last_seen = now;
+	barrier();
+	CT_V1(e) = (__u64)v1 | (__u64)xlb_ct_check(h, v0, v1) << 32;
+}
+
 /*
  * Connection table: an existing flow keeps its backend while that backend
  * is valid and is the same backend (epoch) the entry was made for; UDP
- * entries expire after the idle time.  Otherwise pick and remember.
- * ICMP errors (insert = 0) only look.
+ * entries expire after the idle time.  Otherwise pick and remember, in
+ * the flow's own way if it had one, else a free way, else the way of its
+ * bucket seen longest ago.  ICMP errors (no counters: vs NULL) only look.
+ * A function of its own: its stack is not on top of forward()'s.
  */
-static __always_inline int pick_stateful(const struct xlb_config *cfg,
-					 const struct xlb_vip *vip,
-					 const struct xlb_flow *f,
-					 struct xlb_vip_stats *vs,
-					 int insert, struct choice *ch)
+static __noinline int pick_stateful(const struct xlb_config *cfg,
+				    const struct xlb_vip *vip,
+				    const struct xlb_flow *f,
+				    struct xlb_vip_stats *vs,
+				    struct choice *ch)
 {
 	/* jiffies resolution is plenty for idle timeouts, and cheaper */
 	__u64 now = bpf_ktime_get_coarse_ns();
-	struct xlb_ct *ct, nct = {};
+	__u64 h = xlb_ct_hash(&cfg->ct_key, f), vage = 0;
+	__u32 base = xlb_ct_bucket(h, cfg->ct_buckets) * XLB_CT_WAYS, w;
+	struct xlb_ct_entry *e, *victim = NULL;
 	int err;
 
-	ct = bpf_map_lookup_elem(&xlb_conntrack, f);
-	if (ct) {
-		struct xlb_backend *be = backend_get(ct->backend);
-		int fresh = f->proto != IPPROTO_UDP ||
-			    now - ct->last_seen <=
-				(__u64)cfg->udp_idle_s * 1000000000ULL;
+#pragma unroll
+	for (w = 0; w < XLB_CT_WAYS; w++) {
+		__u32 idx = base + w;
+		__u64 v0, v1, age;
 
-		if (be && be->epoch == ct->epoch && fresh) {
+		e = bpf_map_lookup_elem(&xlb_conntrack, &idx);
+		if (!e)
+			break;
+		v1 = CT_V1(e);
+		if (!(__u32)(v1 >> 32)) {	/* free: the first one is taken */
+			if (vage != ~0ULL) {
+				victim = e;
+				vage = ~0ULL;
+			}
+			continue;
+		}
+		if (ct_flow_eq(e, f)) {
+			struct xlb_backend *be;
+
+			v0 = CT_V0(e);
+			victim = e;	/* re-picked in place unless it holds */
+			if ((__u32)(v1 >> 32) != xlb_ct_check(h, v0, (__u32)v1))
+				break;	/* torn: a miss */
+			be = backend_get((__u16)v1);
+			age = now - e->last_seen;
+			if (!be || be->epoch != (__u32)v0 ||
+			    (f->proto == IPPROTO_UDP &&
+			     age > (__u64)cfg->udp_idle_s * 1000000000ULL))
+				break;
 			if (vs)
 				vs->ct_hits++;
 			ch->be = be;
-			ch->id = ct->backend;
-			ch->hash = ct->hash;
+			ch->id = (__u16)v1;
+			ch->hash = (__u32)(v0 >> 32);
 			/* hop list (GUE only): the table's secondary */
 			ch->slot.secondary = XLB_BACKEND_NONE;
 			if (be->encap == XLB_ENCAP_GUE &&
-			    table_pick(vip, ct->hash, &ch->slot))
+			    table_pick(vip, ch->hash, &ch->slot))
 				ch->slot.secondary = XLB_BACKEND_NONE;
-			if (now - ct->last_seen > 1000000000ULL)
-				ct->last_seen = now;
+			if (age > 1000000000ULL)
+				e->last_seen = now;
 			return 0;
+		}
+		age = now - e->last_seen;	/* the oldest goes */
+		if (!victim || age > vage) {
+			victim = e;
+			vage = age;
 		}
 	}
 	if (vs)
 		vs->ct_misses++;
 	err = pick_from_table(cfg, vip, f, ch);
-	if (err || !insert)
+	if (err || !vs)
 		return err;
-	nct.last_seen = now;
-	nct.epoch = ch->be->epoch;
-	nct.hash = ch->hash;
-	nct.backend = ch->id;
-	nct.vip = vip->id;
-	bpf_map_update_elem(&xlb_conntrack, f, &nct, BPF_ANY);
+	if (victim)
+		ct_write(victim, h, f, ch->be->epoch, ch->hash, (__u16)ch->id,
+			 (__u16)vip->id, now);
 	if (vs)
 		vs->new_flows++;
 	return 0;
@@ -466,7 +537,7 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 	if (vip->flags & XLB_VIP_F_STATELESS)
 		err = pick_from_table(cfg, vip, &q, ch);
 	else
-		err = pick_stateful(cfg, vip, &q, NULL, 0, ch);
+		err = pick_stateful(cfg, vip, &q, NULL, ch);
 	if (err)
 		return drop(-err);
 	count_event(XLB_EV_ICMP_STEERED);
@@ -529,11 +600,13 @@ static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
 			return XDP_PASS;
 	}
 	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
+	if (!vs)	/* every id below XLB_MAX_VIPS has counters */
+		return drop(XLB_EV_NO_TABLE);
 	/* fragments go by the table alone: all of them see the same choice */
 	if (vip->flags & XLB_VIP_F_STATELESS || p->frag)
 		err = pick_from_table(cfg, vip, &p->flow, ch);
 	else
-		err = pick_stateful(cfg, vip, &p->flow, vs, 1, ch);
+		err = pick_stateful(cfg, vip, &p->flow, vs, ch);
 	if (err)
 		return drop(-err);
 	*vipp = vip;

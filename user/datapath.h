@@ -167,6 +167,16 @@ int xlb_dp_ct_lookup(const struct xlb_dp *dp, const struct xlb_flow *flow,
 		     struct xlb_ct *ct);
 /* Delete every entry (entries the data path adds meanwhile may stay). */
 int xlb_dp_ct_flush(const struct xlb_dp *dp);
+/*
+ * Write n entries into the connection table as the data path would (the
+ * flow's own way, else a free one, else its bucket's oldest): for tests,
+ * benchmarks and tools that set up flows.
+ */
+int xlb_dp_ct_insert(const struct xlb_dp *dp, const struct xlb_flow *flows,
+		     const struct xlb_ct *cts, size_t n);
+/* The index key of the connection table, derived from the cluster key. */
+void xlb_ct_key_derive(const struct xlb_hash_key *key,
+		       struct xlb_ct_key *out);
 int xlb_dp_ct_count(const struct xlb_dp *dp, __u32 *count);
 /* How many flows the connection table holds at most (its max_entries). */
 int xlb_dp_ct_capacity(const struct xlb_dp *dp, __u32 *capacity);

@@ -70,9 +70,9 @@ static int dp_create(struct xlb_dp *dp)
 	dp->backends = map_new(BPF_MAP_TYPE_ARRAY, "xlb_backends", 4,
 			       sizeof(struct xlb_backend), XLB_MAX_BACKENDS,
 			       0, 0);
-	dp->conntrack = map_new(BPF_MAP_TYPE_LRU_HASH, "xlb_conntrack",
-				sizeof(struct xlb_flow), sizeof(struct xlb_ct),
-				XLB_CONNTRACK_DEFAULT, BPF_F_NO_COMMON_LRU, 0);
+	dp->conntrack = map_new(BPF_MAP_TYPE_ARRAY, "xlb_conntrack", 4,
+				sizeof(struct xlb_ct_entry),
+				XLB_CONNTRACK_DEFAULT, BPF_F_MMAPABLE, 0);
 	dp->vip_stats = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_vip_stats", 4,
 				sizeof(struct xlb_vip_stats), XLB_MAX_VIPS,
 				0, 0);
@@ -699,35 +699,56 @@ TEST(event_names_stable)
 
 /* --- connection table ----------------------------------------------------- */
 
+/* The connection table is indexed with the key derived from the config. */
+static void ct_config(struct xlb_dp *dp)
+{
+	struct xlb_config c;
+
+	xlb_config_defaults(&c);
+	c.key = TEST_KEY;
+	xlb_dp_config_set(dp, &c);
+}
+
 TEST_F(dp, ct_lookup_count_flush)
 {
-	const __u32 n = 10000;	/* more than one batch */
+	const __u32 n = 10000;
 	struct xlb_rand r = { 0x6374 };
 	struct xlb_flow f, first;
 	struct xlb_ct ct, got;
 	__u32 i, count;
 
+	ct_config(&self->dp);
 	for (i = 0; i < n; i++) {
 		xlb_rand_flow(&r, &f, i & 1 ? XLB_FAMILY_INET6 :
 				      XLB_FAMILY_INET);
 		ct = (struct xlb_ct){ .last_seen = i, .epoch = 3, .hash = i,
 				      .backend = (__u16)(i % 100),
 				      .vip = 1 };
-		ASSERT_EQ(0, bpf_map_update_elem(self->dp.conntrack, &f, &ct,
-						 BPF_NOEXIST));
+		ASSERT_EQ(0, xlb_dp_ct_insert(&self->dp, &f, &ct, 1));
 		if (!i)
 			first = f;
 	}
+	/* 10 000 flows in 262 144 buckets of 4: none is pushed out */
 	ASSERT_EQ(0, xlb_dp_ct_count(&self->dp, &count));
 	EXPECT_EQ(n, count);
 	ASSERT_EQ(0, xlb_dp_ct_lookup(&self->dp, &first, &got));
 	EXPECT_EQ(0, got.last_seen);
 	EXPECT_EQ(3, got.epoch);
+	EXPECT_EQ(0, got.hash);
+	EXPECT_EQ(0, got.backend);
+	EXPECT_EQ(1, got.vip);
+	/* an entry written again is one entry */
+	ct = (struct xlb_ct){ .last_seen = 7, .epoch = 4, .backend = 9 };
+	ASSERT_EQ(0, xlb_dp_ct_insert(&self->dp, &first, &ct, 1));
+	ASSERT_EQ(0, xlb_dp_ct_count(&self->dp, &count));
+	EXPECT_EQ(n, count);
+	ASSERT_EQ(0, xlb_dp_ct_lookup(&self->dp, &first, &got));
+	EXPECT_EQ(9, got.backend);
+	EXPECT_EQ(4, got.epoch);
 
 	ASSERT_EQ(0, xlb_dp_ct_flush(&self->dp));
 	ASSERT_EQ(0, xlb_dp_ct_count(&self->dp, &count));
 	EXPECT_EQ(0, count);
-	EXPECT_EQ(0, hash_count(self->dp.conntrack, sizeof(f)));
 	EXPECT_EQ(-ENOENT, xlb_dp_ct_lookup(&self->dp, &first, &got));
 	/* flushing an empty table is fine */
 	EXPECT_EQ(0, xlb_dp_ct_flush(&self->dp));

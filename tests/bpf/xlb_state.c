@@ -11,6 +11,8 @@
  *   - counters per VIP, per backend, per verdict.
  * Fixture and expectations: tests/bpf/lb_fixture.h.
  */
+#include <sys/mman.h>
+
 #include "kselftest_harness.h"
 
 #include "lb_fixture.h"
@@ -410,10 +412,10 @@ static int ct_age(const struct lb *lb, const struct xlb_flow *f)
 {
 	struct xlb_ct ct;
 
-	if (bpf_map_lookup_elem(lb->dp.conntrack, f, &ct))
+	if (xlb_dp_ct_lookup(&lb->dp, f, &ct))
 		return -1;
 	ct.last_seen = 0;
-	return bpf_map_update_elem(lb->dp.conntrack, f, &ct, BPF_EXIST);
+	return xlb_dp_ct_insert(&lb->dp, f, &ct, 1);
 }
 
 /*
@@ -452,6 +454,138 @@ static void ct_idle_case(struct __test_metadata *_metadata, struct lb *lb,
 		EXPECT_TRUE(ct_is(_metadata, lb, &f, p0, v,
 				  "idle TCP entry kept"));
 	}
+}
+
+/*
+ * The connection table as the data path sees it, mapped: the entries of
+ * f's bucket (*way set to f's own way, or -1).
+ */
+struct ct_raw {
+	struct xlb_ct_entry *map;
+	size_t bytes;
+	struct xlb_ct_entry *bucket;
+};
+
+static int ct_raw_open(const struct lb *lb, const struct xlb_flow *f,
+		       struct ct_raw *r, int *way)
+{
+	struct xlb_ct_key key;
+	__u32 cap;
+	int w;
+
+	if (xlb_dp_ct_capacity(&lb->dp, &cap))
+		return -1;
+	r->bytes = (size_t)cap * sizeof(*r->map);
+	r->map = mmap(NULL, r->bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      lb->dp.conntrack, 0);
+	if (r->map == MAP_FAILED)
+		return -1;
+	xlb_ct_key_derive(&lb->cfg.key, &key);
+	r->bucket = r->map + (size_t)xlb_ct_bucket(xlb_ct_hash(&key, f),
+						     cap / XLB_CT_WAYS) *
+				     XLB_CT_WAYS;
+	*way = -1;
+	for (w = 0; w < XLB_CT_WAYS; w++)
+		if (r->bucket[w].check &&
+		    !memcmp(&r->bucket[w].flow, f, sizeof(*f)))
+			*way = w;
+	return 0;
+}
+
+/*
+ * An entry that does not check (what a reader sees when two CPUs wrote
+ * it at once) is a miss: the packet goes by the table, and the entry is
+ * written whole again.
+ */
+TEST_F(lb, ct_torn_entry_is_a_miss_and_is_rewritten)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_TCP_GUE6 };
+	struct xlb_table t1;
+	struct pkt_spec s;
+	struct xlb_flow f;
+	struct ct_raw r;
+	unsigned int i;
+	char why[256];
+	__u16 p0, p1;
+	int v, way;
+
+	lb_for_each_vip(i, v, kinds) {
+		ASSERT_EQ(0, lb_table(&self->lb, v, 0, 5,
+				      self->lb.tbl[v].size, &t1));
+		ASSERT_TRUE(moving_flow(&self->lb, v, &self->lb.tbl[v], &t1,
+					&s));
+		f = lb_flow(&s);
+		p0 = lb_pick(&self->lb, v, &f).primary;
+		ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+				       "first packet", NULL));
+		ASSERT_EQ(0, lb_install(&self->lb, v, &t1, why, sizeof(why)))
+			TH_LOG("%s", why);
+		p1 = lb_pick(&self->lb, v, &f).primary;
+		ASSERT_NE(p0, p1);
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p0, "whole entry",
+				       NULL));
+		/* the flow hash of another writer, with this one's check */
+		ASSERT_EQ(0, ct_raw_open(&self->lb, &f, &r, &way));
+		ASSERT_LE(0, way);
+		r.bucket[way].hash ^= 0x5a5a;
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p1, "torn entry",
+				       NULL));
+		EXPECT_TRUE(ct_is(_metadata, &self->lb, &f, p1, v,
+				  "rewritten entry"));
+		munmap(r.map, r.bytes);
+	}
+}
+
+/*
+ * A bucket holds XLB_CT_WAYS flows; a flow that finds it full takes the
+ * way seen longest ago, and the others stay.
+ */
+TEST_F(lb, ct_full_bucket_gives_its_oldest_way)
+{
+	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4), way, w;
+	struct pkt_spec s[XLB_CT_WAYS + 1];
+	struct xlb_flow f[XLB_CT_WAYS + 1];
+	struct xlb_ct_key key;
+	struct ct_raw r;
+	struct xlb_ct ct;
+	unsigned int i, n = 0;
+	__u32 cap, bucket = 0;
+
+	ASSERT_EQ(0, xlb_dp_ct_capacity(&self->lb.dp, &cap));
+	xlb_ct_key_derive(&self->lb.cfg.key, &key);
+	/* five flows of the first flow's bucket, found by their index hash */
+	for (i = 0; i < (1u << 24) && n <= XLB_CT_WAYS; i++) {
+		struct pkt_spec t;
+		struct xlb_flow g;
+		__u32 b;
+
+		lb_spec(&self->lb, v, &t);
+		t.sport = (__u16)(1024 + i % 60000);
+		t.src[0] ^= htonl(i / 60000);
+		g = lb_flow(&t);
+		b = xlb_ct_bucket(xlb_ct_hash(&key, &g), cap / XLB_CT_WAYS);
+		if (n && b != bucket)
+			continue;
+		bucket = b;
+		s[n] = t;
+		f[n++] = g;
+	}
+	ASSERT_EQ(XLB_CT_WAYS + 1, n) TH_LOG("no five flows of one bucket");
+	for (w = 0; w < XLB_CT_WAYS; w++)
+		ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s[w], &f[w], LB_EXPLAIN,
+				       "filling the bucket", NULL));
+	/* the third flow is the one seen longest ago */
+	ASSERT_EQ(0, ct_age(&self->lb, &f[2]));
+	ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s[XLB_CT_WAYS], &f[XLB_CT_WAYS],
+			       LB_EXPLAIN, "fifth flow", NULL));
+	EXPECT_EQ(-ENOENT, xlb_dp_ct_lookup(&self->lb.dp, &f[2], &ct));
+	for (w = 0; w <= XLB_CT_WAYS; w++)
+		if (w != 2)
+			EXPECT_EQ(0, xlb_dp_ct_lookup(&self->lb.dp, &f[w], &ct))
+				TH_LOG("flow %d of the bucket", w);
+	ASSERT_EQ(0, ct_raw_open(&self->lb, &f[XLB_CT_WAYS], &r, &way));
+	EXPECT_LE(0, way);
+	munmap(r.map, r.bytes);
 }
 
 TEST_F(lb, ct_udp_entry_expires_when_idle_tcp_does_not)

@@ -630,7 +630,7 @@ TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
 	f.dst.v4 = htonl(0x0a640001);
 	f.sport = htons(40000);
 	f.dport = htons(80);
-	ASSERT_EQ(0, bpf_map_update_elem(dp.conntrack, &f, &ct, BPF_ANY));
+	ASSERT_EQ(0, xlb_dp_ct_insert(&dp, &f, &ct, 1));
 
 	daemon_stop(&self->e, SIGKILL);
 	/* forwarding goes on without a daemon */
