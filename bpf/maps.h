@@ -22,6 +22,22 @@ struct {
 	__type(value, struct xlb_vip);
 } xlb_vips SEC(".maps");
 
+/* Template of the VIP index (structs.h); real ones are made by libxlb. */
+struct xlb_vip_index_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct xlb_vip_slot));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct xlb_vip_index_map);
+} xlb_vip_index SEC(".maps");
+
 /*
  * Template of the per-VIP tables; real ones are made by userspace.  The
  * value is a struct xlb_slot read as one __u32 (primary in the low half):

@@ -6,7 +6,12 @@
  *
  * Maps (names as in the BPF object; see bpf/maps.h):
  *   xlb_config        ARRAY[1]            -> struct xlb_config
- *   xlb_vips          HASH[XLB_VIP_ENTRIES] xlb_vip_key -> struct xlb_vip
+ *   xlb_vips          HASH[XLB_VIP_ENTRIES] xlb_vip_key -> struct xlb_vip:
+ *                     the VIPs as libxlb keeps them; the data path reads
+ *                     the copy in xlb_vip_index
+ *   xlb_vip_index     ARRAY_OF_MAPS[1]; inner map: ARRAY of struct
+ *                     xlb_vip_slot, an open-addressing copy of xlb_vips
+ *                     (see below), rebuilt and switched whole by libxlb
  *   xlb_tables        ARRAY_OF_MAPS[XLB_MAX_VIPS], index vip.id; inner map:
  *                     ARRAY of struct xlb_slot, M + 1 entries, created with
  *                     BPF_F_INNER_MAP so M may differ per VIP.  Entry 0 is
@@ -104,6 +109,43 @@ struct xlb_vip {
 };
 
 _Static_assert(sizeof(struct xlb_vip) == 32, "xlb_vip layout");
+
+/*
+ * The VIP index the data path searches: every entry of xlb_vips, placed by
+ * linear probing from slot xlb_vip_index_hash(key) & mask, at most
+ * XLB_VIP_PROBES slots from there (libxlb sizes the index until they all
+ * are).  Entry 0 is the header (mask = slots - 1, a power of two minus
+ * one); slot i is entry i + 1.  A free slot has family 0 and ends a search.
+ * Why not the hash map itself: its lookup is a helper call with a jhash
+ * and a memcmp, a third of a connection-table hit (pkt benchmark); a probe
+ * here is an array load and three compares in the program.  Switching
+ * the whole index (one update of the outer map) keeps a VIP change atomic
+ * for packets, like a table.
+ */
+#define XLB_VIP_PROBES		8
+
+struct xlb_vip_slot {
+	struct xlb_vip_key key;
+	__u32 mask;		/* entry 0 only */
+	struct xlb_vip vip;
+	__u64 pad;		/* one cache line */
+};
+
+_Static_assert(sizeof(struct xlb_vip_slot) == 64, "xlb_vip_slot layout");
+
+static __always_inline __u32 xlb_vip_index_hash(const struct xlb_vip_key *k)
+{
+	__u64 h = (__u64)k->addr[0] * 0x9e3779b97f4a7c15ULL ^
+		  (__u64)k->addr[1] * 0xc2b2ae3d27d4eb4fULL ^
+		  (__u64)k->addr[2] * 0x165667b19e3779f9ULL ^
+		  (__u64)k->addr[3] * 0x27d4eb2f165667c5ULL ^
+		  ((__u64)k->port | (__u64)k->proto << 16 |
+		   (__u64)k->family << 24) * 0xff51afd7ed558ccdULL;
+
+	h ^= h >> 32;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return (__u32)(h >> 32);
+}
 
 /* How a backend is reached: IP-in-IP by the outer family, or GUE. */
 enum xlb_encap {

@@ -47,6 +47,37 @@ static __always_inline int drop(__u32 ev)
 	return XDP_DROP;
 }
 
+/* The VIP of key k in the index (structs.h), or NULL. */
+static __always_inline struct xlb_vip *vip_lookup(const struct xlb_vip_key *k)
+{
+	__u32 key = 0, h = xlb_vip_index_hash(k), mask, i;
+	const __u64 *a = (const __u64 *)k;
+	struct xlb_vip_slot *s;
+	void *idx;
+
+	idx = bpf_map_lookup_elem(&xlb_vip_index, &key);
+	if (!idx)
+		return NULL;
+	s = bpf_map_lookup_elem(idx, &key);
+	if (!s)
+		return NULL;
+	mask = s->mask;
+#pragma unroll
+	for (i = 0; i < XLB_VIP_PROBES; i++) {
+		const __u64 *b;
+
+		key = 1 + ((h + i) & mask);
+		s = bpf_map_lookup_elem(idx, &key);
+		if (!s || !s->key.family)
+			return NULL;
+		b = (const __u64 *)&s->key;
+		if (a[0] == b[0] && a[1] == b[1] &&
+		    *(const __u32 *)&a[2] == *(const __u32 *)&b[2])
+			return &s->vip;
+	}
+	return NULL;
+}
+
 static __always_inline struct xlb_vip *find_vip(const struct xlb_flow *f)
 {
 	struct xlb_vip_key k = {};
@@ -56,11 +87,11 @@ static __always_inline struct xlb_vip *find_vip(const struct xlb_flow *f)
 	k.port = f->dport;
 	k.proto = f->proto;
 	k.family = f->family;
-	v = bpf_map_lookup_elem(&xlb_vips, &k);
+	v = vip_lookup(&k);
 	if (v)
 		return v;
 	k.port = 0;
-	return bpf_map_lookup_elem(&xlb_vips, &k);
+	return vip_lookup(&k);
 }
 
 /* The address marker (structs.h): is dst a VIP address at all? */
@@ -70,7 +101,7 @@ static __always_inline struct xlb_vip *find_addr(const struct xlb_flow *f)
 
 	__builtin_memcpy(k.addr, f->dst.v6, 16);
 	k.family = f->family;
-	return bpf_map_lookup_elem(&xlb_vips, &k);
+	return vip_lookup(&k);
 }
 
 /* Slot hash % M of the VIP's current table, read as one snapshot. */
@@ -570,7 +601,7 @@ static __always_inline struct xlb_vip *fragment_vip(struct pkt *p)
 	__builtin_memcpy(k.addr, p->flow.dst.v6, 16);
 	k.proto = p->flow.proto;
 	k.family = p->flow.family | XLB_FAMILY_FRAG;
-	return bpf_map_lookup_elem(&xlb_vips, &k);
+	return vip_lookup(&k);
 }
 
 /* A TCP or UDP packet: its VIP and backend (XLB_FORWARD), or the action. */

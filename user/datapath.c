@@ -62,6 +62,8 @@ static const struct map_spec map_specs[] = {
 	     sizeof(struct xlb_config), 1, "struct xlb_config"),
 	SPEC(XLB_MAP_VIPS, vips, BPF_MAP_TYPE_HASH, sizeof(struct xlb_vip_key),
 	     sizeof(struct xlb_vip), 1, "struct xlb_vip"),
+	SPEC(XLB_MAP_VIP_INDEX, vip_index, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 1,
+	     "an inner map"),
 	SPEC(XLB_MAP_TABLES, tables, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4,
 	     XLB_MAX_VIPS, "an inner map"),
 	SPEC(XLB_MAP_BACKENDS, backends, BPF_MAP_TYPE_ARRAY, 4,
@@ -570,7 +572,140 @@ static int marker_sync(const struct xlb_dp *dp, const struct xlb_vip_key *key)
 	return ret;
 }
 
-int xlb_dp_vip_set(const struct xlb_dp *dp, const struct xlb_vip_key *key,
+/* --- VIP index ----------------------------------------------------------- */
+
+#define VIP_INDEX_FLAGS		(BPF_F_INNER_MAP | BPF_F_MMAPABLE)
+#define VIP_INDEX_MAX		(1u << 20)	/* slots */
+
+/*
+ * Place the n entries by linear probing in the smallest power-of-two
+ * index, at least 4 slots per entry, that keeps every entry within
+ * XLB_VIP_PROBES slots of its start.  *out: entry 0 header, then slots.
+ */
+static int vip_index_place(const struct vip_table *vt,
+			   struct xlb_vip_slot **out, __u32 *slots)
+{
+	__u32 size = 16, i, d, pos;
+	struct xlb_vip_slot *s;
+
+	while (size < 4 * vt->n)
+		size *= 2;
+	for (; size <= VIP_INDEX_MAX; size *= 2) {
+		s = calloc((size_t)size + 1, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		s[0].mask = size - 1;
+		for (i = 0; i < vt->n; i++) {
+			__u32 h = xlb_vip_index_hash(&vt->keys[i]);
+
+			for (d = 0; d < XLB_VIP_PROBES; d++) {
+				pos = 1 + ((h + d) & (size - 1));
+				if (!s[pos].key.family)
+					break;
+			}
+			if (d == XLB_VIP_PROBES)
+				break;
+			s[pos].key = vt->keys[i];
+			s[pos].vip = vt->vals[i];
+		}
+		if (i == vt->n) {
+			*out = s;
+			*slots = size;
+			return 0;
+		}
+		free(s);
+	}
+	return -E2BIG;
+}
+
+/* Build the index from the VIPs in vt and switch the data path to it. */
+static int vip_index_publish(struct xlb_dp *dp, const struct vip_table *vt)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = VIP_INDEX_FLAGS);
+	struct xlb_vip_slot *s;
+	size_t bytes;
+	__u32 slots, key = 0;
+	void *m;
+	int fd, ret;
+
+	ret = vip_index_place(vt, &s, &slots);
+	if (ret)
+		return ret;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xlb_vip_idx", 4, sizeof(*s),
+			    slots + 1, &opts);
+	if (fd < 0) {
+		free(s);
+		return -errno;
+	}
+	bytes = (size_t)(slots + 1) * sizeof(*s);
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		ret = -errno;
+	} else {
+		memcpy(m, s, bytes);
+		munmap(m, bytes);
+		ret = bpf_map_update_elem(dp->vip_index, &key, &fd, BPF_ANY);
+	}
+	close(fd);	/* the outer map holds the index now */
+	free(s);
+	return ret;
+}
+
+static int vip_index_sync(struct xlb_dp *dp)
+{
+	struct vip_table vt;
+	int ret = vip_dump(dp, &vt);
+
+	if (ret)
+		return ret;
+	ret = vip_index_publish(dp, &vt);
+	vip_table_free(&vt);
+	dp->vip_dirty = ret != 0;
+	return ret;
+}
+
+static int vip_index_err(int ret, struct xlb_err *err)
+{
+	if (ret == -E2BIG)
+		return xlb_errf(err, E2BIG, "cannot index the VIPs: no index of up to %u slots keeps them all within %u probes",
+				VIP_INDEX_MAX, XLB_VIP_PROBES);
+	if (ret == -EINVAL)
+		return xlb_errf(err, EINVAL, "map %s refused the VIP index: its inner map template must be an ARRAY of %zu-byte slots with flags 0x%x",
+				XLB_MAP_VIP_INDEX, sizeof(struct xlb_vip_slot),
+				VIP_INDEX_FLAGS);
+	return xlb_errf(err, -ret, "cannot publish the VIP index: %s",
+			strerror(-ret));
+}
+
+int xlb_dp_vip_sync(struct xlb_dp *dp, struct xlb_err *err)
+{
+	int ret = vip_index_sync(dp);
+
+	return ret ? vip_index_err(ret, err) : 0;
+}
+
+void xlb_dp_vip_hold(struct xlb_dp *dp)
+{
+	dp->vip_holds++;
+}
+
+int xlb_dp_vip_release(struct xlb_dp *dp, struct xlb_err *err)
+{
+	if (dp->vip_holds > 0)
+		dp->vip_holds--;
+	if (dp->vip_holds || !dp->vip_dirty)
+		return 0;
+	return xlb_dp_vip_sync(dp, err);
+}
+
+/* After a change to xlb_vips: the index now, or at the release. */
+static int vip_changed(struct xlb_dp *dp)
+{
+	dp->vip_dirty = true;
+	return dp->vip_holds ? 0 : vip_index_sync(dp);
+}
+
+int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 		   const struct xlb_vip *vip, struct xlb_err *err)
 {
 	struct xlb_vip v = *vip, old;
@@ -578,7 +713,7 @@ int xlb_dp_vip_set(const struct xlb_dp *dp, const struct xlb_vip_key *key,
 	bool had_old = false;
 	char a[80], b[80];
 	__u32 i;
-	int ret;
+	int ret, index_ret = 0;
 
 	ret = vip_key_check(key, err);
 	if (!ret)
@@ -611,6 +746,11 @@ int xlb_dp_vip_set(const struct xlb_dp *dp, const struct xlb_vip_key *key,
 	ret = bpf_map_update_elem(dp->vips, key, &v, BPF_ANY);
 	if (!ret) {
 		ret = marker_sync(dp, key);
+		if (!ret) {
+			ret = vip_changed(dp);
+			if (ret)	/* the index could not be switched */
+				index_ret = ret;
+		}
 		if (ret) {	/* all or nothing: put the VIP back */
 			if (had_old)
 				bpf_map_update_elem(dp->vips, key, &old,
@@ -618,8 +758,12 @@ int xlb_dp_vip_set(const struct xlb_dp *dp, const struct xlb_vip_key *key,
 			else
 				bpf_map_delete_elem(dp->vips, key);
 			marker_sync(dp, key);
+			if (index_ret)
+				vip_index_sync(dp);
 		}
 	}
+	if (index_ret)
+		return vip_index_err(index_ret, err);
 	if (ret == -E2BIG)
 		return xlb_errf(err, E2BIG,
 				"cannot add VIP %s: the VIP map is full (it holds the VIPs and one marker per VIP address)",
@@ -630,7 +774,7 @@ int xlb_dp_vip_set(const struct xlb_dp *dp, const struct xlb_vip_key *key,
 	return 0;
 }
 
-int xlb_dp_vip_del(const struct xlb_dp *dp, const struct xlb_vip_key *key)
+int xlb_dp_vip_del(struct xlb_dp *dp, const struct xlb_vip_key *key)
 {
 	int ret;
 
@@ -640,7 +784,8 @@ int xlb_dp_vip_del(const struct xlb_dp *dp, const struct xlb_vip_key *key)
 	ret = bpf_map_delete_elem(dp->vips, key);
 	if (ret)
 		return ret;
-	return marker_sync(dp, key);
+	ret = marker_sync(dp, key);
+	return ret ? ret : vip_changed(dp);
 }
 
 int xlb_dp_vip_get(const struct xlb_dp *dp, const struct xlb_vip_key *key,

@@ -27,6 +27,7 @@ struct bpf_object;
 struct xlb_dp {
 	int config;		/* xlb_config */
 	int vips;		/* xlb_vips */
+	int vip_index;		/* xlb_vip_index (outer) */
 	int tables;		/* xlb_tables (outer) */
 	int backends;		/* xlb_backends */
 	int conntrack;		/* xlb_conntrack */
@@ -42,11 +43,15 @@ struct xlb_dp {
 	 * the first publish when adopting pins; 0 until known.
 	 */
 	__u32 table_flags;
+	/* xlb_dp_vip_hold: VIP changes wait for xlb_dp_vip_release */
+	int vip_holds;
+	bool vip_dirty;		/* the index is behind xlb_vips */
 };
 
 /* The map names, as in the BPF object and under the bpffs pin folder. */
 #define XLB_MAP_CONFIG		"xlb_config"
 #define XLB_MAP_VIPS		"xlb_vips"
+#define XLB_MAP_VIP_INDEX	"xlb_vip_index"
 #define XLB_MAP_TABLES		"xlb_tables"
 #define XLB_MAP_BACKENDS	"xlb_backends"
 #define XLB_MAP_CONNTRACK	"xlb_conntrack"
@@ -92,10 +97,22 @@ int xlb_dp_config_set(const struct xlb_dp *dp, const struct xlb_config *c);
  * It takes a map entry too, so the map holds fewer VIPs than XLB_MAX_VIPS
  * when they have different addresses.
  */
-int xlb_dp_vip_set(const struct xlb_dp *dp, const struct xlb_vip_key *key,
+int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 		   const struct xlb_vip *vip, struct xlb_err *err);
 /* -ENOENT when there is no such VIP.  Unpublish its table afterwards. */
-int xlb_dp_vip_del(const struct xlb_dp *dp, const struct xlb_vip_key *key);
+int xlb_dp_vip_del(struct xlb_dp *dp, const struct xlb_vip_key *key);
+/*
+ * The data path sees VIPs through the VIP index (structs.h), rebuilt and
+ * switched whole after each set or del; a switch waits for an RCU grace
+ * period (milliseconds).  Between xlb_dp_vip_hold and the matching
+ * xlb_dp_vip_release, sets and dels only change xlb_vips, and the release
+ * switches the index once for all of them (it returns what the rebuild
+ * returned; on failure the index stays behind and a later release or
+ * change tries again).  xlb_dp_vip_sync rebuilds it now.
+ */
+void xlb_dp_vip_hold(struct xlb_dp *dp);
+int xlb_dp_vip_release(struct xlb_dp *dp, struct xlb_err *err);
+int xlb_dp_vip_sync(struct xlb_dp *dp, struct xlb_err *err);
 int xlb_dp_vip_get(const struct xlb_dp *dp, const struct xlb_vip_key *key,
 		   struct xlb_vip *vip);
 

@@ -57,6 +57,22 @@ static int tables_new(__u32 tmpl_flags)
 	return fd;
 }
 
+/* The outer VIP index map, its template as in bpf/maps.h. */
+static int vip_index_new(void)
+{
+	int tmpl, fd;
+
+	tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_vip_idx", 4,
+		       sizeof(struct xlb_vip_slot), 1,
+		       BPF_F_INNER_MAP | BPF_F_MMAPABLE, 0);
+	if (tmpl < 0)
+		return tmpl;
+	fd = map_new(BPF_MAP_TYPE_ARRAY_OF_MAPS, "xlb_vip_index", 4, 4, 1, 0,
+		     tmpl);
+	close(tmpl);
+	return fd;
+}
+
 /* The maps of bpf/maps.h. */
 static int dp_create(struct xlb_dp *dp)
 {
@@ -66,6 +82,7 @@ static int dp_create(struct xlb_dp *dp)
 	dp->vips = map_new(BPF_MAP_TYPE_HASH, "xlb_vips",
 			   sizeof(struct xlb_vip_key), sizeof(struct xlb_vip),
 			   XLB_MAX_VIPS, 0, 0);
+	dp->vip_index = vip_index_new();
 	dp->tables = tables_new(BPF_F_INNER_MAP);
 	dp->backends = map_new(BPF_MAP_TYPE_ARRAY, "xlb_backends", 4,
 			       sizeof(struct xlb_backend), XLB_MAX_BACKENDS,
@@ -87,7 +104,8 @@ static int dp_create(struct xlb_dp *dp)
 	dp->tx_ports = map_new(BPF_MAP_TYPE_DEVMAP_HASH, "xlb_tx_ports", 4, 4,
 			       64, 0, 0);
 	dp->ncpus = libbpf_num_possible_cpus();
-	if (dp->config < 0 || dp->vips < 0 || dp->tables < 0 ||
+	if (dp->config < 0 || dp->vips < 0 || dp->vip_index < 0 ||
+	    dp->tables < 0 ||
 	    dp->backends < 0 || dp->conntrack < 0 || dp->vip_stats < 0 ||
 	    dp->backend_stats < 0 || dp->events < 0 || dp->actions < 0 ||
 	    dp->tx_ports < 0 || dp->ncpus <= 0)
@@ -147,6 +165,27 @@ static __u32 hash_count(int fd, __u32 key_size)
 		n++;
 	}
 	return n;
+}
+
+/* Every entry of the VIP map, key by key, to fn. */
+static int hash_walk_for_test(int fd, int (*fn)(const void *, const void *,
+						void *), void *ctx)
+{
+	struct xlb_vip_key key, next;
+	struct xlb_vip val;
+	void *prev = NULL;
+	int ret;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			return -errno;
+		ret = fn(&key, &val, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static struct xlb_vip_key vip4(const char *addr, __u16 port, __u8 proto)
@@ -240,6 +279,128 @@ TEST_F(dp, config_round_trip)
 }
 
 /* --- VIPs ----------------------------------------------------------------- */
+
+/*
+ * The VIP index the data path searches, read back: *n slots after the
+ * header; NULL when none is published.
+ */
+static struct xlb_vip_slot *index_read(const struct xlb_dp *dp, __u32 *n)
+{
+	struct xlb_vip_slot *s;
+	__u32 key = 0, id, i;
+	int fd;
+
+	if (bpf_map_lookup_elem(dp->vip_index, &key, &id))
+		return NULL;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return NULL;
+	s = malloc(sizeof(*s));
+	if (!s || bpf_map_lookup_elem(fd, &key, s))
+		goto fail;
+	*n = s->mask + 1;
+	s = realloc(s, (*n + 1) * sizeof(*s));
+	for (i = 1; s && i <= *n; i++)
+		if (bpf_map_lookup_elem(fd, &i, &s[i]))
+			goto fail;
+	close(fd);
+	return s;
+fail:
+	free(s);
+	close(fd);
+	return NULL;
+}
+
+/* Slot of key k as the data path searches: from its hash, by probing. */
+static const struct xlb_vip_slot *index_find(const struct xlb_vip_slot *s,
+					     __u32 n, const struct xlb_vip_key *k)
+{
+	__u32 h = xlb_vip_index_hash(k), d;
+
+	for (d = 0; d < XLB_VIP_PROBES; d++) {
+		const struct xlb_vip_slot *e = &s[1 + ((h + d) & (n - 1))];
+
+		if (!e->key.family)
+			return NULL;
+		if (!memcmp(&e->key, k, sizeof(*k)))
+			return e;
+	}
+	return NULL;
+}
+
+struct index_check {
+	const struct xlb_vip_slot *s;
+	__u32 n, found;
+	bool bad;
+};
+
+static int index_has(const void *key, const void *value, void *ctx)
+{
+	struct index_check *c = ctx;
+	const struct xlb_vip_slot *e = index_find(c->s, c->n, key);
+
+	if (!e || memcmp(&e->vip, value, sizeof(e->vip)))
+		c->bad = true;
+	c->found++;
+	return 0;
+}
+
+/*
+ * The index holds exactly the entries of xlb_vips (VIPs and their derived
+ * entries), each where the data path's search finds it, and follows every
+ * change; held changes reach it at the release, all at once.
+ */
+TEST_F(dp, vip_index_mirrors_the_vip_map)
+{
+	struct xlb_vip_key k, held = vip4("203.0.113.200", 80, IPPROTO_TCP);
+	struct xlb_vip v = { 0 };
+	struct xlb_vip_slot *s;
+	struct index_check c;
+	__u32 n, i, used, entries;
+	char a[48];
+
+	/* 600 VIPs on 100 addresses: 900 entries with the derived ones */
+	for (i = 0; i < 600; i++) {
+		snprintf(a, sizeof(a), "198.51.%u.%u", i / 6 / 50, i / 6 % 50 + 1);
+		k = vip4(a, (__u16)(80 + i % 3), (i / 3) & 1 ? IPPROTO_TCP :
+								IPPROTO_UDP);
+		v.id = i;
+		v.hash_mode = (__u8)(i % 3);
+		ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &k, &v, &self->err))
+			TH_LOG("%s", self->err.msg);
+	}
+	s = index_read(&self->dp, &n);
+	ASSERT_NE(NULL, s);
+	EXPECT_EQ(0, n & (n - 1));
+	EXPECT_LE(4 * 600, n);
+	for (i = 1, used = 0; i <= n; i++)
+		used += !!s[i].key.family;
+	entries = hash_count(self->dp.vips, sizeof(k));
+	EXPECT_EQ(entries, used);
+	c = (struct index_check){ .s = s, .n = n };
+	ASSERT_EQ(0, hash_walk_for_test(self->dp.vips, index_has, &c));
+	EXPECT_FALSE(c.bad);
+	EXPECT_EQ(entries, c.found);
+	free(s);
+
+	/* held: xlb_vips changes, the index waits for the release */
+	xlb_dp_vip_hold(&self->dp);
+	v.id = 700;
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &held, &v, &self->err));
+	k = vip4("198.51.0.1", 80, IPPROTO_UDP);	/* VIP 0 */
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &k));
+	s = index_read(&self->dp, &n);
+	ASSERT_NE(NULL, s);
+	EXPECT_EQ(NULL, index_find(s, n, &held));
+	EXPECT_NE(NULL, index_find(s, n, &k));
+	free(s);
+	ASSERT_EQ(0, xlb_dp_vip_release(&self->dp, &self->err));
+	s = index_read(&self->dp, &n);
+	ASSERT_NE(NULL, s);
+	EXPECT_NE(NULL, index_find(s, n, &held));
+	EXPECT_EQ(NULL, index_find(s, n, &k));
+	free(s);
+}
 
 TEST_F(dp, vip_set_get_del)
 {
@@ -775,7 +936,7 @@ TEST_F(dp, tx_port_add_del)
 static const char *const pin_names[] = {
 	XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_TABLES, XLB_MAP_BACKENDS,
 	XLB_MAP_CONNTRACK, XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS,
-	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS,
+	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS, XLB_MAP_VIP_INDEX,
 };
 
 static int pin(const char *dir, const char *name, int fd)
@@ -795,7 +956,7 @@ TEST_F(dp, from_pins)
 		self->dp.config, self->dp.vips, self->dp.tables,
 		self->dp.backends, self->dp.conntrack, self->dp.vip_stats,
 		self->dp.backend_stats, self->dp.events, self->dp.actions,
-		self->dp.tx_ports,
+		self->dp.tx_ports, self->dp.vip_index,
 	};
 	struct xlb_vip_key k = vip4("203.0.113.30", 80, IPPROTO_TCP);
 	struct xlb_vip v = { .id = 12 }, got;

@@ -133,6 +133,8 @@ TEST_F(lb, later_fragment_without_marker_not_forwarded)
 		mk.port = 0;
 		mk.family |= XLB_FAMILY_FRAG;
 		ASSERT_EQ(0, bpf_map_delete_elem(self->lb.dp.vips, &mk));
+		/* the data path sees xlb_vips through the index */
+		ASSERT_EQ(0, xlb_dp_vip_sync(&self->lb.dp, NULL));
 		lb_spec(&self->lb, v, &s);
 		fragment(&s, true);
 		len = lb_build(&s, in);

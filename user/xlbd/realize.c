@@ -1103,7 +1103,10 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 	{
 		uint32_t *gone = calloc(old.n_vips + n_adopted + 1,
 					sizeof(*gone));
+		struct xlb_err err = { "" };
 		size_t n_gone = 0;
+
+		xlb_dp_vip_hold(&d->dp);
 
 		for (i = 0; i < old.n_vips; i++) {
 			char vs[XLB_VIP_STR_MAX];
@@ -1129,6 +1132,11 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 				xlb_dp_table_unpublish(&d->dp,
 						       adopted[i].val.id);
 			adopted[i].used = true;
+		}
+		/* packets stop seeing them before their tables go */
+		if (xlb_dp_vip_release(&d->dp, &err)) {
+			d->dirty = true;
+			log_err("%s", err.msg);
 		}
 		unpublish_all(d, gone, n_gone);
 		free(gone);
@@ -1220,6 +1228,8 @@ void xlbd_reconcile(struct xlbd *d)
 		any |= jobs[i].published;
 	}
 	free(jobs);
+	/* every VIP entry changed here reaches packets in one index switch */
+	xlb_dp_vip_hold(&d->dp);
 	for (i = 0; i < d->state.n_vips; i++) {
 		struct xlb_err err = { "" };
 		char vs[XLB_VIP_STR_MAX];
@@ -1232,6 +1242,15 @@ void xlbd_reconcile(struct xlbd *d)
 			log_err("VIP %s: %s",
 				xlb_vip_str(&d->state.vips[i].key, vs),
 				err.msg);
+		}
+	}
+	{
+		struct xlb_err err = { "" };
+
+		if (xlb_dp_vip_release(&d->dp, &err)) {
+			d->publish_errors++;
+			d->dirty = true;
+			log_err("%s", err.msg);
 		}
 	}
 	if (any) {
