@@ -78,19 +78,34 @@ static __always_inline struct xlb_vip *vip_lookup(const struct xlb_vip_key *k)
 	return NULL;
 }
 
+/*
+ * Keys and flows are written in the widths they are read in: a wide load
+ * over narrower stores just made cannot take its value from the store
+ * buffer, and waits for them to retire (perf showed the VIP key's as the
+ * hottest instruction of the fast path).
+ */
+static __always_inline void vip_key_of(struct xlb_vip_key *k,
+				       const struct xlb_flow *f, __u32 port)
+{
+	__u64 *a = (__u64 *)k;
+	const __u64 *d = (const __u64 *)&f->dst;
+
+	a[0] = d[0];
+	a[1] = d[1];
+	*(__u32 *)&a[2] = port | (__u32)f->proto << 16 |
+			  (__u32)f->family << 24;
+}
+
 static __always_inline struct xlb_vip *find_vip(const struct xlb_flow *f)
 {
-	struct xlb_vip_key k = {};
+	struct xlb_vip_key k;
 	struct xlb_vip *v;
 
-	__builtin_memcpy(k.addr, f->dst.v6, 16);
-	k.port = f->dport;
-	k.proto = f->proto;
-	k.family = f->family;
+	vip_key_of(&k, f, f->dport);
 	v = vip_lookup(&k);
 	if (v)
 		return v;
-	k.port = 0;
+	vip_key_of(&k, f, 0);
 	return vip_lookup(&k);
 }
 
@@ -766,13 +781,18 @@ static __noinline int fast_v4(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&xlb_config, &key);
 	if (!cfg)
 		return XLB_FORWARD;
-	__builtin_memset(&fa.p.flow, 0, sizeof(fa.p.flow));
-	fa.p.flow.src.v4 = ip->saddr;
-	fa.p.flow.dst.v4 = ip->daddr;
-	fa.p.flow.sport = th->source;	/* UDP's ports are at the same place */
-	fa.p.flow.dport = th->dest;
-	fa.p.flow.proto = ip->protocol;
-	fa.p.flow.family = XLB_FAMILY_INET;
+	/* the flow in five 8-byte stores (see vip_key_of) */
+	{
+		__u64 *w = (__u64 *)&fa.p.flow;
+
+		w[0] = ip->saddr;
+		w[1] = 0;
+		w[2] = ip->daddr;
+		w[3] = 0;
+		/* UDP's ports are where TCP's are */
+		w[4] = *(__u32 *)&th->source | (__u64)ip->protocol << 32 |
+		       (__u64)XLB_FAMILY_INET << 40;
+	}
 	vip = find_vip(&fa.p.flow);
 	if (!vip)
 		return XDP_PASS;
