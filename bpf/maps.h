@@ -25,8 +25,8 @@ struct {
 /* Template of the VIP index (structs.h); real ones are made by libxlb. */
 struct xlb_vip_index_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XLB_VIP_INDEX_SLOTS);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(struct xlb_vip_slot));
 };

@@ -9,9 +9,10 @@
  *   xlb_vips          HASH[XLB_VIP_ENTRIES] xlb_vip_key -> struct xlb_vip:
  *                     the VIPs as libxlb keeps them; the data path reads
  *                     the copy in xlb_vip_index
- *   xlb_vip_index     ARRAY_OF_MAPS[1]; inner map: ARRAY of struct
- *                     xlb_vip_slot, an open-addressing copy of xlb_vips
- *                     (see below), rebuilt and switched whole by libxlb
+ *   xlb_vip_index     ARRAY_OF_MAPS[1]; inner map: ARRAY of
+ *                     XLB_VIP_INDEX_SLOTS struct xlb_vip_slot, an
+ *                     open-addressing copy of xlb_vips (see below),
+ *                     rebuilt and switched whole by libxlb
  *   xlb_tables        ARRAY_OF_MAPS[XLB_MAX_VIPS], index vip.id; inner map:
  *                     ARRAY of struct xlb_slot, M + 1 entries, created with
  *                     BPF_F_INNER_MAP so M may differ per VIP.  Entry 0 is
@@ -112,26 +113,30 @@ _Static_assert(sizeof(struct xlb_vip) == 32, "xlb_vip layout");
 
 /*
  * The VIP index the data path searches: every entry of xlb_vips, placed by
- * linear probing from slot xlb_vip_index_hash(key) & mask, at most
- * XLB_VIP_PROBES slots from there (libxlb sizes the index until they all
- * are).  Entry 0 is the header (mask = slots - 1, a power of two minus
- * one); slot i is entry i + 1.  A free slot has family 0 and ends a search.
- * Why not the hash map itself: its lookup is a helper call with a jhash
- * and a memcmp, a third of a connection-table hit (pkt benchmark); a probe
- * here is an array load and three compares in the program.  Switching
- * the whole index (one update of the outer map) keeps a VIP change atomic
- * for packets, like a table.
+ * linear probing from slot xlb_vip_index_hash(key) % XLB_VIP_INDEX_SLOTS,
+ * at most XLB_VIP_PROBES slots from there.  A free slot has family 0 and
+ * ends a search.  At most XLB_VIP_ENTRIES entries fill an eighth of it,
+ * which keeps every entry well within the probes (libxlb refuses an index
+ * that would not).  Why not the hash map itself: its lookup is a helper
+ * call with a jhash and a memcmp; a probe here is an array load and three
+ * compares in the program.  Of fixed size, so the program knows the size
+ * and the kernel inlines the lookup in the index.  Switching the whole
+ * index (one update of the outer map) keeps a VIP change atomic for
+ * packets, like a table.
  */
+#define XLB_VIP_INDEX_SLOTS	(8 * XLB_VIP_ENTRIES)
 #define XLB_VIP_PROBES		8
 
 struct xlb_vip_slot {
 	struct xlb_vip_key key;
-	__u32 mask;		/* entry 0 only */
+	__u32 pad0;
 	struct xlb_vip vip;
 	__u64 pad;		/* one cache line */
 };
 
 _Static_assert(sizeof(struct xlb_vip_slot) == 64, "xlb_vip_slot layout");
+_Static_assert((XLB_VIP_INDEX_SLOTS & (XLB_VIP_INDEX_SLOTS - 1)) == 0,
+	       "index size a power of two");
 
 static __always_inline __u32 xlb_vip_index_hash(const struct xlb_vip_key *k)
 {

@@ -50,7 +50,7 @@ static __always_inline int drop(__u32 ev)
 /* The VIP of key k in the index (structs.h), or NULL. */
 static __always_inline struct xlb_vip *vip_lookup(const struct xlb_vip_key *k)
 {
-	__u32 key = 0, h = xlb_vip_index_hash(k), mask, i;
+	__u32 key = 0, h = xlb_vip_index_hash(k), i;
 	const __u64 *a = (const __u64 *)k;
 	struct xlb_vip_slot *s;
 	void *idx;
@@ -58,15 +58,11 @@ static __always_inline struct xlb_vip *vip_lookup(const struct xlb_vip_key *k)
 	idx = bpf_map_lookup_elem(&xlb_vip_index, &key);
 	if (!idx)
 		return NULL;
-	s = bpf_map_lookup_elem(idx, &key);
-	if (!s)
-		return NULL;
-	mask = s->mask;
 #pragma unroll
 	for (i = 0; i < XLB_VIP_PROBES; i++) {
 		const __u64 *b;
 
-		key = 1 + ((h + i) & mask);
+		key = (h + i) & (XLB_VIP_INDEX_SLOTS - 1);
 		s = bpf_map_lookup_elem(idx, &key);
 		if (!s || !s->key.family)
 			return NULL;

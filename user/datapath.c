@@ -574,48 +574,35 @@ static int marker_sync(const struct xlb_dp *dp, const struct xlb_vip_key *key)
 
 /* --- VIP index ----------------------------------------------------------- */
 
-#define VIP_INDEX_FLAGS		(BPF_F_INNER_MAP | BPF_F_MMAPABLE)
-#define VIP_INDEX_MAX		(1u << 20)	/* slots */
+#define VIP_INDEX_FLAGS		BPF_F_MMAPABLE
 
-/*
- * Place the n entries by linear probing in the smallest power-of-two
- * index, at least 4 slots per entry, that keeps every entry within
- * XLB_VIP_PROBES slots of its start.  *out: entry 0 header, then slots.
- */
+/* Place the entries by linear probing, each within XLB_VIP_PROBES slots. */
 static int vip_index_place(const struct vip_table *vt,
-			   struct xlb_vip_slot **out, __u32 *slots)
+			   struct xlb_vip_slot **out)
 {
-	__u32 size = 16, i, d, pos;
 	struct xlb_vip_slot *s;
+	__u32 i, d, pos = 0;
 
-	while (size < 4 * vt->n)
-		size *= 2;
-	for (; size <= VIP_INDEX_MAX; size *= 2) {
-		s = calloc((size_t)size + 1, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		s[0].mask = size - 1;
-		for (i = 0; i < vt->n; i++) {
-			__u32 h = xlb_vip_index_hash(&vt->keys[i]);
+	s = calloc(XLB_VIP_INDEX_SLOTS, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < vt->n; i++) {
+		__u32 h = xlb_vip_index_hash(&vt->keys[i]);
 
-			for (d = 0; d < XLB_VIP_PROBES; d++) {
-				pos = 1 + ((h + d) & (size - 1));
-				if (!s[pos].key.family)
-					break;
-			}
-			if (d == XLB_VIP_PROBES)
+		for (d = 0; d < XLB_VIP_PROBES; d++) {
+			pos = (h + d) & (XLB_VIP_INDEX_SLOTS - 1);
+			if (!s[pos].key.family)
 				break;
-			s[pos].key = vt->keys[i];
-			s[pos].vip = vt->vals[i];
 		}
-		if (i == vt->n) {
-			*out = s;
-			*slots = size;
-			return 0;
+		if (d == XLB_VIP_PROBES) {
+			free(s);
+			return -E2BIG;
 		}
-		free(s);
+		s[pos].key = vt->keys[i];
+		s[pos].vip = vt->vals[i];
 	}
-	return -E2BIG;
+	*out = s;
+	return 0;
 }
 
 /* Build the index from the VIPs in vt and switch the data path to it. */
@@ -624,20 +611,20 @@ static int vip_index_publish(struct xlb_dp *dp, const struct vip_table *vt)
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = VIP_INDEX_FLAGS);
 	struct xlb_vip_slot *s;
 	size_t bytes;
-	__u32 slots, key = 0;
+	__u32 key = 0;
 	void *m;
 	int fd, ret;
 
-	ret = vip_index_place(vt, &s, &slots);
+	ret = vip_index_place(vt, &s);
 	if (ret)
 		return ret;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xlb_vip_idx", 4, sizeof(*s),
-			    slots + 1, &opts);
+			    XLB_VIP_INDEX_SLOTS, &opts);
 	if (fd < 0) {
 		free(s);
 		return -errno;
 	}
-	bytes = (size_t)(slots + 1) * sizeof(*s);
+	bytes = (size_t)XLB_VIP_INDEX_SLOTS * sizeof(*s);
 	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		ret = -errno;
@@ -667,12 +654,12 @@ static int vip_index_sync(struct xlb_dp *dp)
 static int vip_index_err(int ret, struct xlb_err *err)
 {
 	if (ret == -E2BIG)
-		return xlb_errf(err, E2BIG, "cannot index the VIPs: no index of up to %u slots keeps them all within %u probes",
-				VIP_INDEX_MAX, XLB_VIP_PROBES);
+		return xlb_errf(err, E2BIG, "cannot index the VIPs: %u slots do not hold them all within %u probes",
+				XLB_VIP_INDEX_SLOTS, XLB_VIP_PROBES);
 	if (ret == -EINVAL)
-		return xlb_errf(err, EINVAL, "map %s refused the VIP index: its inner map template must be an ARRAY of %zu-byte slots with flags 0x%x",
-				XLB_MAP_VIP_INDEX, sizeof(struct xlb_vip_slot),
-				VIP_INDEX_FLAGS);
+		return xlb_errf(err, EINVAL, "map %s refused the VIP index: its inner map template must be an ARRAY of %u %zu-byte slots with flags 0x%x",
+				XLB_MAP_VIP_INDEX, XLB_VIP_INDEX_SLOTS,
+				sizeof(struct xlb_vip_slot), VIP_INDEX_FLAGS);
 	return xlb_errf(err, -ret, "cannot publish the VIP index: %s",
 			strerror(-ret));
 }
