@@ -199,7 +199,7 @@ kmod-dkms-src:
 	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)/kmod $(DKMS_SRC)/bpf
 	cp Kbuild kmod/dkms.conf $(DKMS_SRC)/
 	cp kmod/Kbuild kmod/xlb_redirect.c $(DKMS_SRC)/kmod/
-	cp bpf/structs.h bpf/flow_hash.h bpf/table.h $(DKMS_SRC)/bpf/
+	cp bpf/structs.h bpf/flow_hash.h bpf/table.h bpf/ct_hash.h $(DKMS_SRC)/bpf/
 
 test test-vm vmtest: kmod kmod-dkms-src $(KMOD_TESTS) $(CHECKPATCH)
 clean: kmod-clean

@@ -1432,7 +1432,7 @@ static int bench_memory(const struct opts *o)
 	struct pkt_bench b = {};
 	struct xlb_err err = { "" };
 	struct map_mem ct, vips, outer, vstats, be, bstats, tab;
-	int fds[10], ncpu = libbpf_num_possible_cpus(), ret = 1;
+	int fds[12], ncpu = libbpf_num_possible_cpus(), ret = 1;
 	double vip_fixed, vip_payload, table_default = 0;
 	long long total = 0;
 	long before, after;
@@ -1556,13 +1556,22 @@ static int bench_memory(const struct opts *o)
 	fds[7] = b.dp.events;
 	fds[8] = b.dp.actions;
 	fds[9] = b.dp.tx_ports;
-	for (i = 0; i < 10; i++) {
-		long long m = map_memlock(fds[i]);
+	fds[10] = b.dp.vip_index;
+	{	/* the VIP index published in it */
+		__u32 zero = 0, id;
+
+		fds[11] = bpf_map_lookup_elem(b.dp.vip_index, &zero, &id) ?
+				  -1 : bpf_map_get_fd_by_id(id);
+	}
+	for (i = 0; i < 12; i++) {
+		long long m = fds[i] >= 0 ? map_memlock(fds[i]) : 0;
 
 		total += m > 0 ? m : 0;
 	}
+	if (fds[11] >= 0)
+		close(fds[11]);
 	MEM_FIG("memory.datapath_maps", (double)total, 0, NULL);
-	PARAM(&f, "\"maps\":10,\"note\":\"every map of the data path, without the per-VIP tables\"");
+	PARAM(&f, "\"maps\":12,\"note\":\"every map of the data path and the VIP index, without the per-VIP tables\"");
 	fig_emit(o, &f);
 #undef MEM_FIG
 	ret = 0;
