@@ -1510,37 +1510,38 @@ int xlb_dp_ct_insert(const struct xlb_dp *dp, const struct xlb_flow *flows,
 	return ret;
 }
 
-int xlb_dp_ct_flush(const struct xlb_dp *dp)
+/* Visit every entry: free it (flush), or count the whole ones in use. */
+static int ct_scan(const struct xlb_dp *dp, bool flush, __u32 *count)
 {
+	struct xlb_ct_entry got;
 	struct ct_view v;
+	__u32 n = 0;
 	size_t i;
 	int ret;
 
 	ret = ct_open(dp, &v, true);
 	if (ret)
 		return ret;
-	for (i = 0; i < v.entries; i++)
-		((volatile __u64 *)&v.e[i])[CT_W1] = 0;	/* check 0: free */
+	for (i = 0; i < v.entries; i++) {
+		if (flush)
+			((volatile __u64 *)&v.e[i])[CT_W1] = 0;	/* check 0 */
+		else if (v.e[i].check && !ct_read(&v, i, &got))
+			n++;
+	}
 	ct_close(&v);
+	if (count)
+		*count = n;
 	return 0;
+}
+
+int xlb_dp_ct_flush(const struct xlb_dp *dp)
+{
+	return ct_scan(dp, true, NULL);
 }
 
 int xlb_dp_ct_count(const struct xlb_dp *dp, __u32 *count)
 {
-	struct xlb_ct_entry got;
-	struct ct_view v;
-	size_t i;
-	int ret;
-
-	ret = ct_open(dp, &v, true);
-	if (ret)
-		return ret;
-	*count = 0;
-	for (i = 0; i < v.entries; i++)
-		if (v.e[i].check && !ct_read(&v, i, &got))
-			(*count)++;
-	ct_close(&v);
-	return 0;
+	return ct_scan(dp, false, count);
 }
 
 int xlb_dp_ct_capacity(const struct xlb_dp *dp, __u32 *capacity)
