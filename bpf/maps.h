@@ -68,7 +68,7 @@ struct {
 
 /*
  * The connection table: buckets of XLB_CT_WAYS entries (structs.h says
- * how and why).  Mmapable, so libxlb reads, counts and flushes it without
+ * how and why).  Mmapable, so libxlb counts, flushes and fills it without
  * a syscall per entry.  Capacity: xlbd --conntrack-entries.
  */
 struct {
