@@ -21,8 +21,9 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Ibpf -I$(O)
 # directory that clang -target bpf does not search on its own.
 BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 
-LIBXLB_SRCS := $(addprefix user/,attach.c client.c config.c datapath.c error.c \
-	       explain.c health.c lookup_table.c maglev.c neigh.c ring.c state.c)
+LIBXLB_SRCS := $(addprefix user/,attach.c client.c clock.c config.c datapath.c \
+	       error.c explain.c health.c lookup_table.c maglev.c neigh.c ring.c \
+	       state.c)
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/%.c=$(O)/obj/%.o)
 LIBXLB      := $(O)/libxlb.a
 
@@ -69,6 +70,9 @@ all: $(LIBXLB) $(PROGRAMS) $(TOOLS) $(BPF_PROGS) $(BPF_SKELS)
 $(O)/obj/%.o: user/%.c $(wildcard user/*.h bpf/*.h) | $(O)/obj
 	$(CC) $(XLB_CFLAGS) -c -o $@ $<
 
+# the clock reader carries its program as a skeleton
+$(O)/obj/clock.o: $(O)/xlb_clock.skel.h
+
 $(LIBXLB): $(LIBXLB_OBJS)
 	$(AR) rcs $@ $^
 
@@ -109,7 +113,7 @@ $(O)/tests/unit/%: tests/unit/%.c $(LIBXLB) $(KSFT_HDR)
 	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
 
 # Unit tests again, library and test compiled with ASan and UBSan.
-$(O)/asan/tests/unit/%: tests/unit/%.c $(LIBXLB_SRCS) $(KSFT_HDR)
+$(O)/asan/tests/unit/%: tests/unit/%.c $(LIBXLB_SRCS) $(KSFT_HDR) $(BPF_SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB_SRCS) \
 		$(LDLIBS_XLB)

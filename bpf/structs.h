@@ -65,10 +65,12 @@ struct xlb_config {
 	/*
 	 * Derived by libxlb when it writes the config (xlb_dp_config_set),
 	 * never set by hand: the connection table's bucket count and index
-	 * key (bpf/ct_hash.h).  xlb_dp_config_get returns them as zero.
+	 * key (bpf/ct_hash.h), and the kernel's ticks per second (the
+	 * clock of connection entries, user/clock.h).  xlb_dp_config_get
+	 * returns them as zero.
 	 */
 	__u32 ct_buckets;
-	__u32 ct_pad;
+	__u32 hz;
 	struct xlb_ct_key ct_key;
 };
 
@@ -205,14 +207,14 @@ struct xlb_ct_entry {
 	__u16 backend;
 	__u16 vip;		/* VIP id, for listing entries per VIP */
 	__u32 check;		/* see above; 0: free */
-	__u64 last_seen;	/* bpf_ktime_get_coarse_ns() */
+	__u64 last_seen;	/* bpf_jiffies64(): kernel ticks */
 };
 
 _Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
 
 /* A connection entry as libxlb's API shows it (xlb_dp_ct_lookup). */
 struct xlb_ct {
-	__u64 last_seen;	/* bpf_ktime_get_coarse_ns() */
+	__u64 last_seen;	/* bpf_jiffies64(): kernel ticks (user/clock.h) */
 	__u32 epoch;		/* backend epoch when the entry was made */
 	__u32 hash;		/* flow hash: GUE source port, flow label */
 	__u16 backend;

@@ -194,6 +194,15 @@ static __always_inline int ct_flow_eq(const struct xlb_ct_entry *e,
 }
 
 /*
+ * Ticks since an entry was seen.  Another CPU may have stamped it a tick
+ * later than this CPU's reading of the clock: that is age 0, not 2^64.
+ */
+static __always_inline __u64 ct_age(__u64 now, __u64 last_seen)
+{
+	return (__s64)(now - last_seen) > 0 ? now - last_seen : 0;
+}
+
+/*
  * Write a whole entry for flow f (structs.h: check zeroed first, set
  * last), over whatever the way held.
  */
@@ -234,8 +243,8 @@ static __noinline int pick_stateful(const struct xlb_config *cfg,
 				    struct xlb_vip_stats *vs,
 				    struct choice *ch)
 {
-	/* jiffies resolution is plenty for idle timeouts, and cheaper */
-	__u64 now = bpf_ktime_get_coarse_ns();
+	/* ticks: one inlined load, where any other clock is a helper call */
+	__u64 now = bpf_jiffies64();
 	__u64 h = xlb_ct_hash(&cfg->ct_key, f), vage = 0;
 	__u32 base = xlb_ct_bucket(h, cfg->ct_buckets) * XLB_CT_WAYS, w;
 	struct xlb_ct_entry *e, *victim = NULL;
@@ -265,10 +274,10 @@ static __noinline int pick_stateful(const struct xlb_config *cfg,
 			if ((__u32)(v1 >> 32) != xlb_ct_check(h, v0, (__u32)v1))
 				break;	/* torn: a miss */
 			be = backend_get((__u16)v1);
-			age = now - e->last_seen;
+			age = ct_age(now, e->last_seen);
 			if (!be || be->epoch != (__u32)v0 ||
 			    (f->proto == IPPROTO_UDP &&
-			     age > (__u64)cfg->udp_idle_s * 1000000000ULL))
+			     age > (__u64)cfg->udp_idle_s * cfg->hz))
 				break;
 			if (vs)
 				vs->ct_hits++;
@@ -280,11 +289,11 @@ static __noinline int pick_stateful(const struct xlb_config *cfg,
 			if (be->encap == XLB_ENCAP_GUE &&
 			    table_pick(vip, ch->hash, &ch->slot))
 				ch->slot.secondary = XLB_BACKEND_NONE;
-			if (age > 1000000000ULL)
+			if (age > cfg->hz)	/* refreshed once a second */
 				e->last_seen = now;
 			return 0;
 		}
-		age = now - e->last_seen;	/* the oldest goes */
+		age = ct_age(now, e->last_seen);	/* the oldest goes */
 		if (!victim || age > vage) {
 			victim = e;
 			vage = age;

@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "client.h"
+#include "clock.h"
 #include "datapath.h"
 #include "lookup_table.h"
 #include "pkt.h"
@@ -886,7 +887,7 @@ static int ct_fill(struct pkt_bench *b, const cpu_set_t *cpus, long per,
 	struct xlb_flow *keys = calloc(FILL_CHUNK, sizeof(*keys));
 	struct xlb_ct *vals = calloc(FILL_CHUNK, sizeof(*vals));
 	struct xlb_backend be[BACKENDS];
-	struct timespec ts;
+	__u64 now;
 	long k = 0, j, n;
 	int cpu, i, ret = 0;
 
@@ -899,7 +900,7 @@ static int ct_fill(struct pkt_bench *b, const cpu_set_t *cpus, long per,
 			ret = -ENOENT;
 			goto out;
 		}
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	ret = xlb_clock_now(&now);	/* entries as fresh as the data path's */
 	for (cpu = 0; cpu < CPU_SETSIZE && !ret; cpu++) {
 		if (!CPU_ISSET(cpu, cpus))
 			continue;
@@ -910,8 +911,7 @@ static int ct_fill(struct pkt_bench *b, const cpu_set_t *cpus, long per,
 
 				fill_flow(flow, &keys[i]);
 				vals[i] = (struct xlb_ct){
-					.last_seen = (__u64)ts.tv_sec * 1000000000ULL +
-						     (__u64)ts.tv_nsec,
+					.last_seen = now,
 					.epoch = be[flow % BACKENDS].epoch,
 					.hash = (__u32)flow,
 					.backend = (__u16)(flow % BACKENDS),

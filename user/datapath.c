@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
+#include "clock.h"
 #include "datapath.h"
 
 /* Inner table map flags: mmap-filled if the template allows, else batch. */
@@ -273,7 +274,7 @@ int xlb_dp_config_get(const struct xlb_dp *dp, struct xlb_config *c)
 
 	/* derived fields are libxlb's business, not the caller's */
 	c->ct_buckets = 0;
-	c->ct_pad = 0;
+	c->hz = 0;
 	memset(&c->ct_key, 0, sizeof(c->ct_key));
 	return ret;
 }
@@ -309,10 +310,11 @@ int xlb_dp_config_set(const struct xlb_dp *dp, const struct xlb_config *c)
 	__u32 key = 0, n;
 	int ret = ct_entries(dp, &n);
 
+	if (!ret)
+		ret = xlb_clock_hz(&w.hz);
 	if (ret)
 		return ret;
 	w.ct_buckets = n / XLB_CT_WAYS;
-	w.ct_pad = 0;
 	xlb_ct_key_derive(&c->key, &w.ct_key);
 	return bpf_map_update_elem(dp->config, &key, &w, BPF_ANY);
 }
@@ -1476,7 +1478,8 @@ static int ct_put(const struct ct_view *v, const struct xlb_flow *flow,
 			have = true;
 			break;
 		}
-		age = now - got.last_seen;
+		/* as the data path ages them: a later stamp is age 0 */
+		age = (__s64)(now - got.last_seen) > 0 ? now - got.last_seen : 0;
 		if (!have || age > vage) {
 			victim = b + w;
 			vage = age;

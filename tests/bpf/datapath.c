@@ -17,6 +17,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/mount.h>
+#include <time.h>
 
 #include <sys/mman.h>
 
@@ -26,6 +27,7 @@
 
 #include "kselftest_harness.h"
 
+#include "clock.h"
 #include "datapath.h"
 #include "lookup_table.h"
 #include "rand.h"
@@ -278,6 +280,68 @@ TEST_F(dp, config_round_trip)
 	memset(&got, 0xa5, sizeof(got));
 	ASSERT_EQ(0, xlb_dp_config_get(&self->dp, &got));
 	EXPECT_EQ(0, memcmp(&c, &got, sizeof(c)));
+}
+
+/* CONFIG_HZ of the running kernel from its config, 0 if none is readable. */
+static __u32 kconfig_hz(void)
+{
+	FILE *f = popen("{ zcat /proc/config.gz || cat /boot/config-$(uname -r); } "
+			"2>/dev/null | sed -n 's/^CONFIG_HZ=//p'", "r");
+	unsigned int hz = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%u", &hz) != 1)
+		hz = 0;
+	pclose(f);
+	return hz;
+}
+
+/* The data path's clock rate: derived into the config, the kernel's HZ. */
+TEST_F(dp, config_set_derives_the_tick_rate)
+{
+	struct xlb_config c, raw;
+	__u32 hz = 0, khz = kconfig_hz(), key = 0;
+
+	ASSERT_EQ(0, xlb_clock_hz(&hz));
+	if (khz)
+		EXPECT_EQ(khz, hz) TH_LOG("CONFIG_HZ says %u", khz);
+	EXPECT_TRUE(hz >= 24 && hz <= 10000) TH_LOG("hz %u", hz);
+	xlb_config_defaults(&c);
+	c.key = TEST_KEY;
+	ASSERT_EQ(0, xlb_dp_config_set(&self->dp, &c));
+	ASSERT_EQ(0, bpf_map_lookup_elem(self->dp.config, &key, &raw));
+	EXPECT_EQ(hz, raw.hz);
+	EXPECT_NE(0, raw.ct_buckets);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* Readings of the tick clock advance at hz ticks per second. */
+TEST(clock_now_counts_ticks_at_hz)
+{
+	__u64 t0, t1, m0, m1, want;
+	__u32 hz;
+
+	ASSERT_EQ(0, xlb_clock_hz(&hz));
+	m0 = mono_ns();
+	ASSERT_EQ(0, xlb_clock_now(&t0));
+	usleep(300 * 1000);
+	ASSERT_EQ(0, xlb_clock_now(&t1));
+	m1 = mono_ns();
+	ASSERT_LT(t0, t1);
+	/* ticks of a tick counter: within two of the elapsed time */
+	want = (m1 - m0) * hz / 1000000000ULL;
+	EXPECT_LE(t1 - t0, want + 2) TH_LOG("%llu ticks in %llu ns at %u Hz",
+					   (unsigned long long)(t1 - t0),
+					   (unsigned long long)(m1 - m0), hz);
+	EXPECT_GE(t1 - t0 + 2, want);
 }
 
 /* --- VIPs ----------------------------------------------------------------- */

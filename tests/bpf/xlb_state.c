@@ -15,6 +15,7 @@
 
 #include "kselftest_harness.h"
 
+#include "clock.h"
 #include "lb_fixture.h"
 
 /* --- fragments ------------------------------------------------------------ */
@@ -282,6 +283,26 @@ static bool ct_is(struct __test_metadata *_metadata, const struct lb *lb,
 		return false;
 	}
 	return true;
+}
+
+/* Entries are stamped on the clock libxlb reads (user/clock.h). */
+TEST_F(lb, ct_entry_stamped_in_ticks_of_the_libxlb_clock)
+{
+	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4);
+	__u64 before, after;
+	struct pkt_spec s;
+	struct xlb_flow f;
+	struct xlb_ct ct;
+
+	lb_spec(&self->lb, v, &s);
+	f = lb_flow(&s);
+	ASSERT_EQ(0, xlb_clock_now(&before));
+	ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+			       "first packet", NULL));
+	ASSERT_EQ(0, xlb_clock_now(&after));
+	ASSERT_EQ(0, xlb_dp_ct_lookup(&self->lb.dp, &f, &ct));
+	EXPECT_LE(before, ct.last_seen);
+	EXPECT_GE(after, ct.last_seen);
 }
 
 TEST_F(lb, ct_first_packet_inserts_entry)

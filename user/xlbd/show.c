@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "clock.h"
 #include "config.h"
 #include "explain.h"
 #include "xlbd.h"
@@ -603,21 +604,20 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 	if (!v->stateless && !xlb_dp_ct_lookup(&d->dp, &f, &ct)) {
 		json_object *c = json_object_new_object();
 		struct xlb_backend be;
-		struct timespec ts;
+		__u64 now = 0, age;
+		__u32 hz = 0;
 		bool valid;
-		uint64_t now;
 
-		/* last_seen is bpf_ktime_get_coarse_ns: CLOCK_MONOTONIC_COARSE */
-		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		/* last_seen is in the data path's ticks (clock.h) */
+		if (xlb_clock_now(&now) || xlb_clock_hz(&hz))
+			now = ct.last_seen;	/* unknown: shown as fresh */
+		age = (__s64)(now - ct.last_seen) > 0 ? now - ct.last_seen : 0;
 		valid = !xlb_dp_backend_get(&d->dp, ct.backend, &be) &&
 			(be.flags & XLB_BE_F_VALID) && be.epoch == ct.epoch &&
 			(f.proto != IPPROTO_UDP ||
-			 now - ct.last_seen <=
-			 (uint64_t)d->state.global.udp_idle_s * 1000000000ull);
+			 age <= (__u64)d->state.global.udp_idle_s * hz);
 		jadd(c, "backend", be_json(d, (size_t)vi, ct.backend));
-		jadd(c, "age_ms", jint(now > ct.last_seen ?
-				       (now - ct.last_seen) / 1000000 : 0));
+		jadd(c, "age_ms", jint(xlb_ticks_ms(age, hz)));
 		jadd(c, "valid", jbool(valid));
 		jadd(r, "conntrack", c);
 		if (valid)
