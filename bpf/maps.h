@@ -39,25 +39,30 @@ struct {
 } xlb_vip_index SEC(".maps");
 
 /*
- * Template of the per-VIP tables; real ones are made by userspace.  The
- * value is a struct xlb_slot read as one __u32 (primary in the low half):
- * clang would emit the struct only as a forward declaration here.
- * Mmapable, so userspace fills a new table with one copy.
+ * The per-VIP tables, one outer map per table size M (structs.h says why):
+ * xlb_tab_<M>[vip id] is the VIP's table when its index entry says that
+ * size.  The inner map is a template; real ones are made by libxlb, with
+ * M + 1 entries (the header, then the slots).  The value is a struct
+ * xlb_slot read as one __u32 (primary in the low half): clang would emit
+ * the struct only as a forward declaration here.  Mmapable, so libxlb
+ * fills a new table with one copy.
  */
-struct xlb_table_map {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-};
+#define XLB_TABLE_MAP(m)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);		\
+		__uint(max_entries, XLB_MAX_VIPS);			\
+		__type(key, __u32);					\
+		__array(values, struct {				\
+			__uint(type, BPF_MAP_TYPE_ARRAY);		\
+			__uint(map_flags, BPF_F_MMAPABLE);		\
+			__uint(max_entries, (m) + 1);			\
+			__type(key, __u32);				\
+			__type(value, __u32);				\
+		});							\
+	} xlb_tab_##m SEC(".maps")
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, XLB_MAX_VIPS);
-	__type(key, __u32);
-	__array(values, struct xlb_table_map);
-} xlb_tables SEC(".maps");
+#define XLB_TABLE_MAP_ITEM(c, m)	XLB_TABLE_MAP(m);
+XLB_TABLE_SIZES_X(XLB_TABLE_MAP_ITEM)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -13,12 +13,21 @@
  *                     XLB_VIP_INDEX_SLOTS struct xlb_vip_slot, an
  *                     open-addressing copy of xlb_vips (see below),
  *                     rebuilt and switched whole by libxlb
- *   xlb_tables        ARRAY_OF_MAPS[XLB_MAX_VIPS], index vip.id; inner map:
- *                     ARRAY of struct xlb_slot, M + 1 entries, created with
- *                     BPF_F_INNER_MAP so M may differ per VIP.  Entry 0 is
- *                     the header (M, see xlb_table_hdr_*); slot i is entry
- *                     i + 1.  Publishing = one update of the outer entry, so
- *                     a packet sees the whole old table or the whole new one.
+ *   xlb_tab_<M>       ARRAY_OF_MAPS[XLB_MAX_VIPS], index vip.id, one per
+ *                     table size M (bpf/table.h); inner map: ARRAY of
+ *                     struct xlb_slot, M + 1 entries.  Entry 0 is the
+ *                     header (M, see xlb_table_hdr_*); slot i is entry
+ *                     i + 1.  The VIP's index entry names the size in use
+ *                     (xlb_vip.table).  Publishing a table of the same size
+ *                     = one update of the outer entry, so a packet sees the
+ *                     whole old table or the whole new one; of another
+ *                     size: the new outer entry, then a new VIP index.
+ *                     Why a map per size: an inner map of fixed size is
+ *                     looked up inline (its bounds known to the verifier)
+ *                     and hash % M divides by a constant; with one outer
+ *                     map for all sizes (BPF_F_INNER_MAP) each lookup is a
+ *                     helper call, and a call costs as much as the rest of
+ *                     a stateless packet (pkt benchmark).
  *   xlb_backends      ARRAY[XLB_MAX_BACKENDS], index backend id
  *   xlb_conntrack     ARRAY of struct xlb_ct_entry, XLB_CT_WAYS per bucket
  *                     (see "Connection table" below and bpf/ct_hash.h)
@@ -103,10 +112,15 @@ _Static_assert(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key layout");
 #define XLB_VIP_F_ADDR_ONLY	(1u << 1)	/* address marker */
 
 struct xlb_vip {
-	__u32 id;		/* index in xlb_tables and xlb_vip_stats */
+	__u32 id;		/* index in xlb_tab_<M> and xlb_vip_stats */
 	__u32 flags;		/* XLB_VIP_F_* */
 	__u8 hash_mode;		/* enum xlb_hash_mode */
-	__u8 pad[3];
+	/*
+	 * Table class (bpf/table.h) of the VIP's published table: set by
+	 * libxlb in the VIP index from what it published, 0 in xlb_vips.
+	 */
+	__u8 table;
+	__u8 pad[2];
 	__be32 src4;		/* outer source override, 0: the global one */
 	__be32 src6[4];
 };

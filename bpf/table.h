@@ -3,7 +3,7 @@
  * The lookup table: the interface between control plane and data path
  * (DESIGN contract 2).  Shared by the BPF program and libxlb.
  *
- * Per VIP: M slots, M one of XLB_TABLE_SIZES.  The data path reads
+ * Per VIP: M slots, M one of XLB_TABLE_SIZES_X.  The data path reads
  * slots[hash % M]; it does not know whether Maglev or the ring filled them.
  */
 #ifndef XLB_TABLE_H
@@ -29,9 +29,21 @@ _Static_assert(sizeof(struct xlb_slot) == 4, "a slot is 4 bytes");
  * walk a full permutation).  Roughly doubling, so an operator can keep
  * M >= 100 x backends.
  */
-#define XLB_TABLE_SIZES							\
-	251, 509, 1021, 2039, 4093, 8191, 16381, 32749, 65537, 131071,	\
-	262139, 524287, 1048573
+#define XLB_TABLE_SIZES_X(X)						\
+	X(1, 251) X(2, 509) X(3, 1021) X(4, 2039) X(5, 4093)		\
+	X(6, 8191) X(7, 16381) X(8, 32749) X(9, 65537) X(10, 131071)	\
+	X(11, 262139) X(12, 524287) X(13, 1048573)
+
+#define XLB_TABLE_SIZE_ITEM(c, m)	m,
+#define XLB_TABLE_SIZES		XLB_TABLE_SIZES_X(XLB_TABLE_SIZE_ITEM)
+
+/*
+ * Each size is a class of its own in the data path (bpf/structs.h): class
+ * c (the first number above, from 1) holds the tables of the c-th size.
+ * Class 0: no table.
+ */
+#define XLB_TABLE_CLASSES	13
+#define XLB_TABLE_CLASS_NONE	0
 
 #define XLB_TABLE_SIZE_DEFAULT	65537
 #define XLB_TABLE_SIZE_MAX	1048573

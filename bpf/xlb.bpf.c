@@ -115,24 +115,32 @@ static __always_inline struct xlb_vip *find_addr(const struct xlb_flow *f)
 	return vip_lookup(&k);
 }
 
-/* Slot hash % M of the VIP's current table, read as one snapshot. */
+/*
+ * Slot hash % M of the VIP's current table, read as one snapshot.  The
+ * VIP's index entry names the table's size class; each class is an outer
+ * map of its own whose inner maps have a size the verifier knows, so both
+ * lookups are inlined and M is a constant (structs.h).
+ */
+#define TABLE_CLASS(c, m)						\
+	case c:								\
+		tbl = bpf_map_lookup_elem(&xlb_tab_##m, &id);		\
+		if (!tbl)						\
+			return -XLB_EV_NO_TABLE;			\
+		key = 1 + hash % (m);					\
+		slot = bpf_map_lookup_elem(tbl, &key);			\
+		break;
+
 static __always_inline int table_pick(const struct xlb_vip *vip, __u32 hash,
 				      struct xlb_slot *out)
 {
-	__u32 key = 0, m, *hdr, *slot;
+	__u32 id = vip->id, key, *slot;	/* keys on the stack (6.1) */
 	void *tbl;
 
-	tbl = bpf_map_lookup_elem(&xlb_tables, &vip->id);
-	if (!tbl)
+	switch (vip->table) {
+	XLB_TABLE_SIZES_X(TABLE_CLASS)
+	default:
 		return -XLB_EV_NO_TABLE;
-	hdr = bpf_map_lookup_elem(tbl, &key);
-	if (!hdr)
-		return -XLB_EV_NO_TABLE;
-	m = *hdr;	/* header: M (struct xlb_slot read as one word) */
-	if (!m)
-		return -XLB_EV_NO_TABLE;
-	key = 1 + hash % m;
-	slot = bpf_map_lookup_elem(tbl, &key);
+	}
 	if (!slot)
 		return -XLB_EV_NO_TABLE;
 	out->primary = *slot & 0xffff;

@@ -332,13 +332,15 @@ RENDER_PID=
 # snap NAME: the VIP's published table (every slot, from the pinned map),
 # its shares and its backends, into $TOPO_DIR/NAME.*
 snap() {
-	local p=$TOPO_DIR/$1 vid inner
+	local p=$TOPO_DIR/$1 vid m inner
 
 	xlbctl -j vip show "$VIP" >"$p.vip" &&
 		xlbctl -j table show "$VIP" >"$p.table" &&
 		xlbctl -j backend show "$VIP" >"$p.backends" || return 1
 	vid=$(helper get "$p.vip" 'j["vips"][0]["id"]') || return 1
-	bpftool -j map lookup pinned "/sys/fs/bpf/xlb/$XLBD_INSTANCE/xlb_tables" \
+	m=$(helper get "$p.vip" 'j["vips"][0]["table_size"]') || return 1
+	# the outer map of the VIP's table size holds its table
+	bpftool -j map lookup pinned "/sys/fs/bpf/xlb/$XLBD_INSTANCE/xlb_tab_$m" \
 		key $((vid & 255)) $((vid >> 8 & 255)) $((vid >> 16 & 255)) $((vid >> 24)) \
 		>"$p.inner" || return 1
 	inner=$(helper get "$p.inner" \

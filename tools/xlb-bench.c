@@ -1184,16 +1184,16 @@ static void *fwd_thread(void *arg)
 static double switch_us(struct pkt_bench *b, __u32 vip)
 {
 	double t0, t;
-	__u32 id;
+	__u32 id, c = b->dp.vip_class[vip];
 	int fd;
 
-	if (bpf_map_lookup_elem(b->dp.tables, &vip, &id))
+	if (!c || bpf_map_lookup_elem(b->dp.tables[c - 1], &vip, &id))
 		return -1;
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return -1;
 	t0 = now_us();
-	if (bpf_map_update_elem(b->dp.tables, &vip, &fd, BPF_ANY))
+	if (bpf_map_update_elem(b->dp.tables[c - 1], &vip, &fd, BPF_ANY))
 		t = -1;
 	else
 		t = now_us() - t0;
@@ -1444,7 +1444,8 @@ static int bench_memory(const struct opts *o)
 		goto out;
 	}
 	if (map_mem(b.dp.conntrack, &ct) || map_mem(b.dp.vips, &vips) ||
-	    map_mem(b.dp.tables, &outer) || map_mem(b.dp.vip_stats, &vstats) ||
+	    map_mem(b.dp.tables[xlb_table_class(65537) - 1], &outer) ||
+	    map_mem(b.dp.vip_stats, &vstats) ||
 	    map_mem(b.dp.backends, &be) ||
 	    map_mem(b.dp.backend_stats, &bstats)) {
 		fprintf(stderr, "xlb-bench: cannot read the maps' memory (fdinfo memlock)\n");
@@ -1487,7 +1488,8 @@ static int bench_memory(const struct opts *o)
 			goto out;
 		}
 		xlb_table_free(&t);
-		if (bpf_map_lookup_elem(b.dp.tables, &(__u32){ VIP_IPIP }, &id))
+		if (bpf_map_lookup_elem(b.dp.tables[xlb_table_class(table_ms[i]) - 1],
+					&(__u32){ VIP_IPIP }, &id))
 			goto out;
 		fd = bpf_map_get_fd_by_id(id);
 		if (fd < 0)
@@ -1548,7 +1550,7 @@ static int bench_memory(const struct opts *o)
 
 	fds[0] = b.dp.config;
 	fds[1] = b.dp.vips;
-	fds[2] = b.dp.tables;
+	fds[2] = -1;	/* the outer table maps: below */
 	fds[3] = b.dp.backends;
 	fds[4] = b.dp.conntrack;
 	fds[5] = b.dp.vip_stats;
@@ -1568,10 +1570,16 @@ static int bench_memory(const struct opts *o)
 
 		total += m > 0 ? m : 0;
 	}
+	for (i = 0; i < XLB_TABLE_CLASSES; i++) {
+		long long m = map_memlock(b.dp.tables[i]);
+
+		total += m > 0 ? m : 0;
+	}
 	if (fds[11] >= 0)
 		close(fds[11]);
 	MEM_FIG("memory.datapath_maps", (double)total, 0, NULL);
-	PARAM(&f, "\"maps\":12,\"note\":\"every map of the data path and the VIP index, without the per-VIP tables\"");
+	PARAM(&f, "\"maps\":%d,\"note\":\"every map of the data path and the VIP index, without the per-VIP tables\"",
+	      11 + XLB_TABLE_CLASSES);
 	fig_emit(o, &f);
 #undef MEM_FIG
 	ret = 0;

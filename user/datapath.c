@@ -7,10 +7,10 @@
  * then swapped in with one update of the outer ARRAY_OF_MAPS entry (the
  * kernel waits an RCU grace period there, so when the update returns no
  * program still reads the old map; packets never wait).  Filling is by
- * mmap when the inner maps are BPF_F_MMAPABLE: one memory write per slot
+ * mmap (the inner maps are BPF_F_MMAPABLE): one memory write per slot
  * instead of a syscall or a copy_from_user per slot.  The inner map's flags
- * must equal those of the outer map's template, so the first publish learns
- * which of the two the template uses.
+ * and size must equal those of the outer map's template: there is an outer
+ * map per table size (bpf/structs.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,9 +32,8 @@
 #include "clock.h"
 #include "datapath.h"
 
-/* Inner table map flags: mmap-filled if the template allows, else batch. */
-#define TABLE_FLAGS_MMAP	(BPF_F_INNER_MAP | BPF_F_MMAPABLE)
-#define TABLE_FLAGS_PLAIN	BPF_F_INNER_MAP
+/* Inner table map flags, as the templates of bpf/maps.h have them. */
+#define TABLE_FLAGS		BPF_F_MMAPABLE
 
 /* An ARRAY map stores each value in round_up(value_size, 8) bytes. */
 #define ARRAY_STRIDE		8
@@ -65,8 +64,10 @@ static const struct map_spec map_specs[] = {
 	     sizeof(struct xlb_vip), 1, "struct xlb_vip"),
 	SPEC(XLB_MAP_VIP_INDEX, vip_index, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 1,
 	     "an inner map"),
-	SPEC(XLB_MAP_TABLES, tables, BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4,
-	     XLB_MAX_VIPS, "an inner map"),
+#define TABLE_SPEC(c, m)						\
+	SPEC(XLB_MAP_TABLES #m, tables[(c) - 1], BPF_MAP_TYPE_ARRAY_OF_MAPS,	\
+	     4, 4, XLB_MAX_VIPS, "an inner map"),
+	XLB_TABLE_SIZES_X(TABLE_SPEC)
 	SPEC(XLB_MAP_BACKENDS, backends, BPF_MAP_TYPE_ARRAY, 4,
 	     sizeof(struct xlb_backend), XLB_MAX_BACKENDS,
 	     "struct xlb_backend"),
@@ -157,13 +158,15 @@ static int map_check(int fd, const struct map_spec *s, struct xlb_err *err)
 	return 0;
 }
 
+static int vip_classes_learn(struct xlb_dp *dp, struct xlb_err *err);
+
 static int dp_finish(struct xlb_dp *dp, struct xlb_err *err)
 {
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->ncpus <= 0)
 		return xlb_errf(err, dp->ncpus ? -dp->ncpus : EINVAL,
 				"cannot count the possible CPUs (/sys/devices/system/cpu/possible)");
-	return 0;
+	return vip_classes_learn(dp, err);
 }
 
 /* Take fd as dp's descriptor of map s, after checking its layout. */
@@ -579,8 +582,8 @@ static int marker_sync(const struct xlb_dp *dp, const struct xlb_vip_key *key)
 #define VIP_INDEX_FLAGS		BPF_F_MMAPABLE
 
 /* Place the entries by linear probing, each within XLB_VIP_PROBES slots. */
-static int vip_index_place(const struct vip_table *vt,
-			   struct xlb_vip_slot **out)
+static int vip_index_place(const struct xlb_dp *dp,
+			   const struct vip_table *vt, struct xlb_vip_slot **out)
 {
 	struct xlb_vip_slot *s;
 	__u32 i, d, pos = 0;
@@ -602,6 +605,10 @@ static int vip_index_place(const struct vip_table *vt,
 		}
 		s[pos].key = vt->keys[i];
 		s[pos].vip = vt->vals[i];
+		/* the size class of the table the VIP has now */
+		if (!(vt->vals[i].flags & XLB_VIP_F_ADDR_ONLY) &&
+		    vt->vals[i].id < XLB_MAX_VIPS)
+			s[pos].vip.table = dp->vip_class[vt->vals[i].id];
 	}
 	*out = s;
 	return 0;
@@ -617,7 +624,7 @@ static int vip_index_publish(struct xlb_dp *dp, const struct vip_table *vt)
 	void *m;
 	int fd, ret;
 
-	ret = vip_index_place(vt, &s);
+	ret = vip_index_place(dp, vt, &s);
 	if (ret)
 		return ret;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xlb_vip_idx", 4, sizeof(*s),
@@ -640,6 +647,25 @@ static int vip_index_publish(struct xlb_dp *dp, const struct vip_table *vt)
 	return ret;
 }
 
+/*
+ * Tables of sizes the index no longer names: after a switch no packet
+ * reads them (the switch waited for every program that could).
+ */
+static void tables_stale_drop(struct xlb_dp *dp)
+{
+	__u32 id, c;
+
+	for (id = 0; id < XLB_MAX_VIPS; id++) {
+		for (c = 1; dp->vip_stale[id] && c <= XLB_TABLE_CLASSES; c++) {
+			if (!(dp->vip_stale[id] & 1u << c))
+				continue;
+			if (c != dp->vip_class[id])
+				bpf_map_delete_elem(dp->tables[c - 1], &id);
+			dp->vip_stale[id] &= (__u16)~(1u << c);
+		}
+	}
+}
+
 static int vip_index_sync(struct xlb_dp *dp)
 {
 	struct vip_table vt;
@@ -650,7 +676,47 @@ static int vip_index_sync(struct xlb_dp *dp)
 	ret = vip_index_publish(dp, &vt);
 	vip_table_free(&vt);
 	dp->vip_dirty = ret != 0;
+	if (!ret)
+		tables_stale_drop(dp);
 	return ret;
+}
+
+/*
+ * The size class of every VIP's table, as the published index names it
+ * (nothing published: none).  Tables of other sizes are not looked for
+ * (on 6.1 every lookup in a map of maps waits for a grace period): one
+ * left by a daemon stopped between an index switch and the removal
+ * stays until its VIP goes back to that size, or xlbd --cleanup.
+ */
+static int vip_classes_learn(struct xlb_dp *dp, struct xlb_err *err)
+{
+	size_t bytes = (size_t)XLB_VIP_INDEX_SLOTS * sizeof(struct xlb_vip_slot);
+	const struct xlb_vip_slot *s;
+	__u32 key = 0, id, i;
+	int fd;
+
+	memset(dp->vip_class, 0, sizeof(dp->vip_class));
+	memset(dp->vip_stale, 0, sizeof(dp->vip_stale));
+	if (bpf_map_lookup_elem(dp->vip_index, &key, &id))
+		return 0;	/* no index yet */
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return xlb_errf(err, errno, "cannot open the VIP index: %s",
+				strerror(errno));
+	s = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (s == MAP_FAILED)
+		return xlb_errf(err, errno, "cannot map the VIP index: %s",
+				strerror(errno));
+	for (i = 0; i < XLB_VIP_INDEX_SLOTS; i++) {
+		if (!s[i].key.family || s[i].vip.flags & XLB_VIP_F_ADDR_ONLY ||
+		    s[i].vip.id >= XLB_MAX_VIPS ||
+		    s[i].vip.table > XLB_TABLE_CLASSES)
+			continue;
+		dp->vip_class[s[i].vip.id] = s[i].vip.table;
+	}
+	munmap((void *)s, bytes);
+	return 0;
 }
 
 static int vip_index_err(int ret, struct xlb_err *err)
@@ -709,6 +775,7 @@ int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 		ret = vip_check(vip, err);
 	if (ret)
 		return ret;
+	v.table = 0;	/* the index's business (vip_index_place) */
 	memset(v.pad, 0, sizeof(v.pad));
 
 	ret = vip_dump(dp, &vt);
@@ -1003,72 +1070,97 @@ int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 	return xlb_dp_table_publish_id(dp, vip_id, t, NULL, err);
 }
 
+__u32 xlb_table_class(__u32 m)
+{
+#define CLASS_OF(c, size)	if (m == (size)) return (c);
+	XLB_TABLE_SIZES_X(CLASS_OF)
+#undef CLASS_OF
+	return XLB_TABLE_CLASS_NONE;
+}
+
 int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 			    const struct xlb_table *t, __u32 *map_id,
 			    struct xlb_err *err)
 {
-	__u32 flags = dp->table_flags ? dp->table_flags : TABLE_FLAGS_MMAP;
-	int fd, ret;
+	__u32 c, old;
+	int fd, ret, outer;
 
 	ret = vip_id_check(vip_id, err);
 	if (ret)
 		return ret;
-	if (!t->slots || !xlb_table_size_valid(t->size))
+	c = t->slots ? xlb_table_class(t->size) : XLB_TABLE_CLASS_NONE;
+	if (c == XLB_TABLE_CLASS_NONE)
 		return xlb_errf(err, EINVAL,
 				"table for VIP %u has size %u: not one of the allowed primes %u..%u",
 				vip_id, t->size, xlb_table_sizes[0],
 				XLB_TABLE_SIZE_MAX);
-	for (;;) {
-		fd = table_map_new(flags, t, err);
-		if (fd < 0)
-			return fd;
-		if (map_id) {
-			struct bpf_map_info info;
-			__u32 len = sizeof(info);
+	outer = dp->tables[c - 1];
+	fd = table_map_new(TABLE_FLAGS, t, err);
+	if (fd < 0)
+		return fd;
+	if (map_id) {
+		struct bpf_map_info info;
+		__u32 len = sizeof(info);
 
-			memset(&info, 0, sizeof(info));
-			*map_id = bpf_obj_get_info_by_fd(fd, &info, &len) ?
-				  0 : info.id;
-		}
-		ret = bpf_map_update_elem(dp->tables, &vip_id, &fd, BPF_ANY);
-		close(fd);	/* the outer map holds the table now */
-		if (!ret)
-			break;
-		/* the template is not mmapable: learn it, fill by batch */
-		if (ret == -EINVAL && !dp->table_flags &&
-		    flags == TABLE_FLAGS_MMAP) {
-			flags = TABLE_FLAGS_PLAIN;
-			continue;
-		}
-		if (ret == -EINVAL)
-			return xlb_errf(err, EINVAL,
-					"map %s refused the table of VIP %u: its inner map template must be an ARRAY of 4-byte slots with flags 0x%x",
-					XLB_MAP_TABLES, vip_id, flags);
+		memset(&info, 0, sizeof(info));
+		*map_id = bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	}
+	ret = bpf_map_update_elem(outer, &vip_id, &fd, BPF_ANY);
+	close(fd);	/* the outer map holds the table now */
+	if (ret == -EINVAL)
+		return xlb_errf(err, EINVAL,
+				"map %s%u refused the table of VIP %u: its inner map template must be an ARRAY of %u 4-byte slots with flags 0x%x",
+				XLB_MAP_TABLES, t->size, vip_id, t->size + 1,
+				TABLE_FLAGS);
+	if (ret)
 		return xlb_errf(err, -ret, "cannot publish the table of VIP %u: %s",
 				vip_id, strerror(-ret));
+	old = dp->vip_class[vip_id];
+	if (old == c)
+		return 0;
+	/*
+	 * Another size: the index names it from its next switch on; the
+	 * old size's entry goes after that switch.  Only this VIP's own
+	 * fields are written (publishes of other VIPs may run beside).
+	 */
+	dp->vip_class[vip_id] = (__u8)c;
+	if (old != XLB_TABLE_CLASS_NONE)
+		dp->vip_stale[vip_id] |= (__u16)(1u << old);
+	dp->vip_stale[vip_id] &= (__u16)~(1u << c);
+	ret = vip_changed(dp);
+	if (ret) {	/* the index still names the old size: keep it so */
+		dp->vip_class[vip_id] = (__u8)old;
+		dp->vip_stale[vip_id] &= (__u16)~(1u << old);
+		bpf_map_delete_elem(outer, &vip_id);
+		return vip_index_err(ret, err);
 	}
-	dp->table_flags = flags;
 	return 0;
 }
 
 int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
 {
 	int ret = vip_id_check(vip_id, NULL);
+	__u32 c;
 
 	if (ret)
 		return ret;
-	return bpf_map_delete_elem(dp->tables, &vip_id);
+	c = dp->vip_class[vip_id];
+	if (c == XLB_TABLE_CLASS_NONE)
+		return -ENOENT;
+	return bpf_map_delete_elem(dp->tables[c - 1], &vip_id);
 }
 
 /* The published inner map of vip_id, opened; -ENOENT if there is none. */
 static int table_open(const struct xlb_dp *dp, __u32 vip_id)
 {
-	__u32 map_id;
+	__u32 map_id, c = dp->vip_class[vip_id];
 	int i, fd = -ENOENT;
 
+	if (c == XLB_TABLE_CLASS_NONE)
+		return -ENOENT;
 	/* the table may be replaced (and freed) between lookup and open */
 	for (i = 0; i < READ_RETRIES && fd == -ENOENT; i++) {
-		fd = bpf_map_lookup_elem(dp->tables, &vip_id, &map_id);
+		fd = bpf_map_lookup_elem(dp->tables[c - 1], &vip_id, &map_id);
 		if (fd)
 			return fd;
 		fd = bpf_map_get_fd_by_id(map_id);

@@ -28,7 +28,7 @@ struct xlb_dp {
 	int config;		/* xlb_config */
 	int vips;		/* xlb_vips */
 	int vip_index;		/* xlb_vip_index (outer) */
-	int tables;		/* xlb_tables (outer) */
+	int tables[XLB_TABLE_CLASSES];	/* xlb_tab_<M> (outer), by class - 1 */
 	int backends;		/* xlb_backends */
 	int conntrack;		/* xlb_conntrack */
 	int vip_stats;		/* xlb_vip_stats */
@@ -37,22 +37,24 @@ struct xlb_dp {
 	int actions;		/* xlb_actions */
 	int tx_ports;		/* xlb_tx_ports */
 	int ncpus;		/* possible CPUs: per-CPU value count */
-	/*
-	 * map_flags the outer map expects of an inner table map (they must
-	 * equal its template's).  From the object's template, or learnt on
-	 * the first publish when adopting pins; 0 until known.
-	 */
-	__u32 table_flags;
 	/* xlb_dp_vip_hold: VIP changes wait for xlb_dp_vip_release */
 	int vip_holds;
 	bool vip_dirty;		/* the index is behind xlb_vips */
+	/*
+	 * Per VIP id: the table class (bpf/table.h) its index entries name,
+	 * and classes whose outer entry it left, removed once the index no
+	 * longer names them.  Learnt from the index when adopting.
+	 */
+	__u8 vip_class[XLB_MAX_VIPS];
+	__u16 vip_stale[XLB_MAX_VIPS];
 };
 
 /* The map names, as in the BPF object and under the bpffs pin folder. */
 #define XLB_MAP_CONFIG		"xlb_config"
 #define XLB_MAP_VIPS		"xlb_vips"
 #define XLB_MAP_VIP_INDEX	"xlb_vip_index"
-#define XLB_MAP_TABLES		"xlb_tables"
+/* the outer table maps: XLB_MAP_TABLES "<M>" for every size M */
+#define XLB_MAP_TABLES		"xlb_tab_"
 #define XLB_MAP_BACKENDS	"xlb_backends"
 #define XLB_MAP_CONNTRACK	"xlb_conntrack"
 #define XLB_MAP_VIP_STATS	"xlb_vip_stats"
@@ -139,7 +141,14 @@ int xlb_dp_backend_get(const struct xlb_dp *dp, __u16 id,
  * Publish t as the table of VIP vip_id: a new inner map is filled while the
  * old one keeps serving, then one update of the outer entry switches every
  * CPU over.  A packet sees the whole old table or the whole new one; when
- * this returns, no program still reads the old one.  M may change.
+ * this returns, no program still reads the old one.
+ *
+ * M may change.  The outer map of t's size gets the table, and the VIP
+ * index its new size class, in the index switch that follows (now, or at
+ * xlb_dp_vip_release when held): until then packets keep the old table,
+ * then they all see the new one; the old size's entry is removed after
+ * that switch.  Publishes of different VIPs may run on several threads at
+ * once while VIP changes are held (xlb_dp_vip_hold).
  */
 int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 			 const struct xlb_table *t, struct xlb_err *err);
@@ -147,7 +156,10 @@ int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 			    const struct xlb_table *t, __u32 *map_id,
 			    struct xlb_err *err);
-/* Remove the table of vip_id (-ENOENT if none).  Delete the VIP first. */
+/*
+ * Remove the table of vip_id (-ENOENT if none).  Delete the VIP first.
+ * Removals of different VIPs may run on several threads at once.
+ */
 int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id);
 /*
  * Read the published table of vip_id into out (slots allocated here; free
@@ -163,6 +175,9 @@ int xlb_dp_table_read(const struct xlb_dp *dp, __u32 vip_id,
  */
 int xlb_dp_table_read_map(__u32 map_id, struct xlb_table *out,
 			  struct xlb_err *err);
+
+/* The class of table size m (1 .. XLB_TABLE_CLASSES), 0 if m is no size. */
+__u32 xlb_table_class(__u32 m);
 
 /* --- counters: sums over all CPUs ----------------------------------------- */
 

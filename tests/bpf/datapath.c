@@ -46,19 +46,27 @@ static int map_new(enum bpf_map_type type, const char *name, __u32 key,
 	return bpf_map_create(type, name, key, value, max, &o);
 }
 
-/* The outer table map, its template made with tmpl_flags. */
-static int tables_new(__u32 tmpl_flags)
+/* The outer table maps of bpf/maps.h, one per size, templates made with tmpl_flags. */
+static int tables_new(struct xlb_dp *dp, __u32 tmpl_flags)
 {
-	int tmpl, fd;
+	char name[16];
+	int tmpl, c;
 
-	tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4, sizeof(__u32),
-		       1, tmpl_flags, 0);
-	if (tmpl < 0)
-		return tmpl;
-	fd = map_new(BPF_MAP_TYPE_ARRAY_OF_MAPS, "xlb_tables", 4, 4,
-		     XLB_MAX_VIPS, 0, tmpl);
-	close(tmpl);
-	return fd;
+	for (c = 1; c <= XLB_TABLE_CLASSES; c++) {
+		__u32 m = xlb_table_sizes[c - 1];
+
+		tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4,
+			       sizeof(__u32), m + 1, tmpl_flags, 0);
+		if (tmpl < 0)
+			return tmpl;
+		snprintf(name, sizeof(name), "%s%u", XLB_MAP_TABLES, m);
+		dp->tables[c - 1] = map_new(BPF_MAP_TYPE_ARRAY_OF_MAPS, name,
+					    4, 4, XLB_MAX_VIPS, 0, tmpl);
+		close(tmpl);
+		if (dp->tables[c - 1] < 0)
+			return dp->tables[c - 1];
+	}
+	return 0;
 }
 
 /* The outer VIP index map, its template as in bpf/maps.h. */
@@ -87,7 +95,8 @@ static int dp_create(struct xlb_dp *dp)
 			   sizeof(struct xlb_vip_key), sizeof(struct xlb_vip),
 			   XLB_MAX_VIPS, 0, 0);
 	dp->vip_index = vip_index_new();
-	dp->tables = tables_new(BPF_F_INNER_MAP);
+	if (tables_new(dp, BPF_F_MMAPABLE))
+		return -1;
 	dp->backends = map_new(BPF_MAP_TYPE_ARRAY, "xlb_backends", 4,
 			       sizeof(struct xlb_backend), XLB_MAX_BACKENDS,
 			       0, 0);
@@ -109,7 +118,6 @@ static int dp_create(struct xlb_dp *dp)
 			       64, 0, 0);
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->config < 0 || dp->vips < 0 || dp->vip_index < 0 ||
-	    dp->tables < 0 ||
 	    dp->backends < 0 || dp->conntrack < 0 || dp->vip_stats < 0 ||
 	    dp->backend_stats < 0 || dp->events < 0 || dp->actions < 0 ||
 	    dp->tx_ports < 0 || dp->ncpus <= 0)
@@ -138,14 +146,22 @@ static int table_make(struct xlb_table *t, __u32 algo, __u32 m, size_t n)
 	return xlb_table_build(t, &p, spec, i, &err);
 }
 
-/* Open the inner map published for vip_id. */
-static int inner_open(const struct xlb_dp *dp, __u32 vip_id)
+/* The id of the inner map in the outer map of size m at vip_id, or 0. */
+static __u32 inner_id(const struct xlb_dp *dp, __u32 m, __u32 vip_id)
 {
-	__u32 map_id;
+	__u32 map_id, c = xlb_table_class(m);
 
-	if (bpf_map_lookup_elem(dp->tables, &vip_id, &map_id))
-		return -1;
-	return bpf_map_get_fd_by_id(map_id);
+	if (!c || bpf_map_lookup_elem(dp->tables[c - 1], &vip_id, &map_id))
+		return 0;
+	return map_id;
+}
+
+/* Open the inner map published for vip_id in the outer map of size m. */
+static int inner_open(const struct xlb_dp *dp, __u32 m, __u32 vip_id)
+{
+	__u32 map_id = inner_id(dp, m, vip_id);
+
+	return map_id ? bpf_map_get_fd_by_id(map_id) : -1;
 }
 
 static __u32 map_entries(int fd)
@@ -766,9 +782,10 @@ static void publish_and_check(struct __test_metadata *_metadata,
 		TH_LOG("M=%u: read back %zu slots differ", m,
 		       xlb_table_diff(&t, &back));
 
-	fd = inner_open(dp, vip_id);
+	fd = inner_open(dp, m, vip_id);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(m + 1, map_entries(fd));
+	EXPECT_EQ(xlb_table_class(m), dp->vip_class[vip_id]);
 	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &zero, &hdr));
 	EXPECT_EQ(m, xlb_table_hdr_size(&hdr));
 	close(fd);
@@ -787,16 +804,78 @@ TEST_F(dp, table_publish_read_back_65537)
 			  50);
 }
 
+/* The VIP index entry of key, read back as the data path searches it. */
+static bool index_vip(const struct xlb_dp *dp, const struct xlb_vip_key *k,
+		      struct xlb_vip *out)
+{
+	const struct xlb_vip_slot *e;
+	struct xlb_vip_slot *s;
+	__u32 n;
+
+	s = index_read(dp, &n);
+	if (!s)
+		return false;
+	e = index_find(s, n, k);
+	if (e)
+		*out = e->vip;
+	free(s);
+	return e != NULL;
+}
+
+/*
+ * A table of another size goes to the outer map of that size; the index
+ * names the new size from its next switch on (held: at the release), and
+ * the old size's entry goes after that switch, not before.
+ */
 TEST_F(dp, table_republish_new_size)
 {
-	struct xlb_table back = { 0 };
+	struct xlb_vip_key k = vip4("203.0.113.9", 443, IPPROTO_TCP);
+	struct xlb_vip v = { .id = 9 }, e;
+	struct xlb_table back = { 0 }, t;
 	__u32 id_before, id_after, vip = 9;
 
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &k, &v, &self->err));
+	ASSERT_TRUE(index_vip(&self->dp, &k, &e));
+	EXPECT_EQ(XLB_TABLE_CLASS_NONE, e.table) TH_LOG("no table yet");
 	publish_and_check(_metadata, &self->dp, vip, XLB_ALGO_MAGLEV, 251, 5);
-	ASSERT_EQ(0, bpf_map_lookup_elem(self->dp.tables, &vip, &id_before));
-	publish_and_check(_metadata, &self->dp, vip, XLB_ALGO_RING, 1021, 9);
-	ASSERT_EQ(0, bpf_map_lookup_elem(self->dp.tables, &vip, &id_after));
+	id_before = inner_id(&self->dp, 251, vip);
+	ASSERT_NE(0, id_before);
+	ASSERT_TRUE(index_vip(&self->dp, &k, &e));
+	EXPECT_EQ(xlb_table_class(251), e.table);
+	/* the same size: the outer entry alone switches */
+	publish_and_check(_metadata, &self->dp, vip, XLB_ALGO_RING, 251, 6);
+	id_after = inner_id(&self->dp, 251, vip);
 	EXPECT_NE(id_before, id_after) TH_LOG("publish must swap in a new map");
+
+	/* another size, held: packets keep the 251-slot table until the release */
+	xlb_dp_vip_hold(&self->dp);
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_RING, 1021, 9));
+	ASSERT_EQ(0, xlb_dp_table_publish(&self->dp, vip, &t, &self->err))
+		TH_LOG("%s", self->err.msg);
+	EXPECT_NE(0, inner_id(&self->dp, 1021, vip));
+	EXPECT_EQ(id_after, inner_id(&self->dp, 251, vip));
+	ASSERT_TRUE(index_vip(&self->dp, &k, &e));
+	EXPECT_EQ(xlb_table_class(251), e.table);
+	ASSERT_EQ(0, xlb_dp_vip_release(&self->dp, &self->err));
+	ASSERT_TRUE(index_vip(&self->dp, &k, &e));
+	EXPECT_EQ(xlb_table_class(1021), e.table);
+	EXPECT_EQ(0, inner_id(&self->dp, 251, vip))
+		TH_LOG("the old size's entry outlived the switch");
+	ASSERT_EQ(0, xlb_dp_table_read(&self->dp, vip, &back, &self->err));
+	EXPECT_EQ(1021, back.size);
+	EXPECT_EQ(0, memcmp(t.slots, back.slots, 1021 * sizeof(*t.slots)));
+	xlb_table_free(&back);
+	xlb_table_free(&t);
+	/* xlb_vips keeps what was set: the class is the index's */
+	ASSERT_EQ(0, xlb_dp_vip_get(&self->dp, &k, &e));
+	EXPECT_EQ(0, e.table);
+
+	/* not held: the switch comes with the publish */
+	publish_and_check(_metadata, &self->dp, vip, XLB_ALGO_MAGLEV, 65537, 9);
+	ASSERT_TRUE(index_vip(&self->dp, &k, &e));
+	EXPECT_EQ(xlb_table_class(65537), e.table);
+	EXPECT_EQ(0, inner_id(&self->dp, 1021, vip));
+
 	/* the old map is gone once nothing refers to it */
 	EXPECT_EQ(-ENOENT, xlb_dp_table_read(&self->dp, vip + 1, &back,
 					     &self->err));
@@ -814,6 +893,7 @@ TEST_F(dp, table_publish_bad_input_fails_cleanly)
 	struct xlb_table t, bad;
 	__u32 map_id, vip;
 	size_t i;
+	int c;
 
 	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, 251, 3));
 	for (i = 0; i < ARRAY_SIZE(bad_ids); i++) {
@@ -832,31 +912,40 @@ TEST_F(dp, table_publish_bad_input_fails_cleanly)
 						&self->err));
 	EXPECT_NE(NULL, strstr(self->err.msg, "size 250"));
 	TH_LOG("%s", self->err.msg);
-	for (vip = 0; vip < XLB_MAX_VIPS; vip++)
-		ASSERT_NE(0, bpf_map_lookup_elem(self->dp.tables, &vip,
-						 &map_id))
-			TH_LOG("a failed publish left a table at %u", vip);
+	for (c = 0; c < XLB_TABLE_CLASSES; c++)
+		for (vip = 0; vip < XLB_MAX_VIPS; vip++)
+			ASSERT_NE(0, bpf_map_lookup_elem(self->dp.tables[c],
+							 &vip, &map_id))
+				TH_LOG("a failed publish left a table at %u",
+				       vip);
 	xlb_table_free(&t);
 }
 
-/* An mmapable template: tables are filled by mmap; the library learns it. */
-TEST_F(dp, table_publish_mmapable_template)
+/* An outer map whose template is not the one of bpf/maps.h refuses, clearly. */
+TEST_F(dp, table_publish_refused_by_a_foreign_template)
 {
-	close(self->dp.tables);
-	self->dp.tables = tables_new(BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	ASSERT_LE(0, self->dp.tables);
-	publish_and_check(_metadata, &self->dp, 3, XLB_ALGO_MAGLEV, 65537, 20);
-	EXPECT_EQ(BPF_F_INNER_MAP | BPF_F_MMAPABLE, self->dp.table_flags);
-	publish_and_check(_metadata, &self->dp, 3, XLB_ALGO_MAGLEV, 251, 20);
-}
+	__u32 c = xlb_table_class(509), vip = 4, map_id;
+	struct xlb_table t, back = { 0 };
+	int tmpl;
 
-/* The template of bpf/maps.h (not mmapable): learnt on the first publish. */
-TEST_F(dp, table_publish_learns_template_flags)
-{
-	EXPECT_EQ(0, self->dp.table_flags);
-	publish_and_check(_metadata, &self->dp, 4, XLB_ALGO_MAGLEV, 509, 4);
-	EXPECT_EQ(BPF_F_INNER_MAP, self->dp.table_flags);
-	publish_and_check(_metadata, &self->dp, 4, XLB_ALGO_MAGLEV, 251, 4);
+	close(self->dp.tables[c - 1]);
+	tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4, sizeof(__u32),
+		       509 + 1, 0, 0);	/* not mmapable */
+	ASSERT_LE(0, tmpl);
+	self->dp.tables[c - 1] = map_new(BPF_MAP_TYPE_ARRAY_OF_MAPS, "xlb_tab_509",
+					 4, 4, XLB_MAX_VIPS, 0, tmpl);
+	close(tmpl);
+	ASSERT_LE(0, self->dp.tables[c - 1]);
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, 509, 4));
+	EXPECT_EQ(-EINVAL, xlb_dp_table_publish(&self->dp, vip, &t, &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "xlb_tab_509 refused"))
+		TH_LOG("%s", self->err.msg);
+	EXPECT_NE(0, bpf_map_lookup_elem(self->dp.tables[c - 1], &vip, &map_id));
+	EXPECT_EQ(XLB_TABLE_CLASS_NONE, self->dp.vip_class[vip]);
+	EXPECT_EQ(-ENOENT, xlb_dp_table_read(&self->dp, vip, &back, &self->err));
+	/* other sizes are unaffected */
+	publish_and_check(_metadata, &self->dp, vip, XLB_ALGO_MAGLEV, 251, 4);
+	xlb_table_free(&t);
 }
 
 /* --- counters ------------------------------------------------------------- */
@@ -1010,10 +1099,12 @@ TEST_F(dp, tx_port_add_del)
 
 /* --- opening the maps ----------------------------------------------------- */
 
+#define TABLE_PIN(c, m)	XLB_MAP_TABLES #m,
 static const char *const pin_names[] = {
-	XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_TABLES, XLB_MAP_BACKENDS,
+	XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_BACKENDS,
 	XLB_MAP_CONNTRACK, XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS,
 	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS, XLB_MAP_VIP_INDEX,
+	XLB_TABLE_SIZES_X(TABLE_PIN)
 };
 
 static int pin(const char *dir, const char *name, int fd)
@@ -1029,16 +1120,18 @@ static int pin(const char *dir, const char *name, int fd)
 TEST_F(dp, from_pins)
 {
 	char dir[] = "/tmp/xlb-dp-test-XXXXXX";
+#define TABLE_FD(c, m)	self->dp.tables[(c) - 1],
 	const int fds[] = {
-		self->dp.config, self->dp.vips, self->dp.tables,
+		self->dp.config, self->dp.vips,
 		self->dp.backends, self->dp.conntrack, self->dp.vip_stats,
 		self->dp.backend_stats, self->dp.events, self->dp.actions,
 		self->dp.tx_ports, self->dp.vip_index,
+		XLB_TABLE_SIZES_X(TABLE_FD)
 	};
 	struct xlb_vip_key k = vip4("203.0.113.30", 80, IPPROTO_TCP);
 	struct xlb_vip v = { .id = 12 }, got;
 	struct xlb_table t, back = { 0 };
-	struct xlb_dp pinned;
+	struct xlb_dp pinned, again;
 	char path[256];
 	size_t i;
 
@@ -1059,8 +1152,13 @@ TEST_F(dp, from_pins)
 	EXPECT_EQ(12, got.id);
 	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, 251, 4));
 	ASSERT_EQ(0, xlb_dp_table_publish(&pinned, 12, &t, &self->err));
-	ASSERT_EQ(0, xlb_dp_table_read(&self->dp, 12, &back, &self->err));
+	/* the fixture's dp did not publish it: it learns the size on opening */
+	ASSERT_EQ(0, xlb_dp_from_pins(&again, dir, &self->err))
+		TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(xlb_table_class(251), again.vip_class[12]);
+	ASSERT_EQ(0, xlb_dp_table_read(&again, 12, &back, &self->err));
 	EXPECT_EQ(0, memcmp(t.slots, back.slots, 251 * sizeof(*t.slots)));
+	xlb_dp_close(&again);
 	xlb_table_free(&t);
 	xlb_table_free(&back);
 	xlb_dp_close(&pinned);
@@ -1112,16 +1210,76 @@ TEST(from_obj_real_data_path)
 		TH_LOG("%s", err.msg);
 	ASSERT_EQ(0, xlb_dp_table_read(&dp, 1, &back, &err));
 	EXPECT_EQ(0, memcmp(t.slots, back.slots, 251 * sizeof(*t.slots)));
-	EXPECT_TRUE(dp.table_flags & BPF_F_INNER_MAP);
-	TH_LOG("inner table maps of xlb.bpf.o: flags 0x%x (%s)",
-	       dp.table_flags, dp.table_flags & BPF_F_MMAPABLE ?
-	       "filled by mmap" : "not mmapable: filled by batch update");
 	xlb_table_free(&t);
 	xlb_table_free(&back);
 	/* dp has descriptors of its own: closing the object first is fine */
 	xlb_bpf__destroy(skel);
 	ASSERT_EQ(0, xlb_dp_table_unpublish(&dp, 1));
 	xlb_dp_close(&dp);
+}
+
+/* Address of a kernel symbol from /proc/kallsyms, 0 if hidden or absent. */
+static unsigned long long ksym(const char *name)
+{
+	unsigned long long a, found = 0;
+	char type, sym[256], line[512];
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 &&
+		    !strcmp(sym, name))
+			found = a;
+	fclose(f);
+	return found;
+}
+
+/*
+ * No lookup of the data path goes through the generic helper: every map
+ * is known at its call site, so the verifier inlines array lookups (or
+ * calls the map's own function).  Generic calls appear when the compiler
+ * merges lookups of different maps (Makefile: -simplifycfg-sink-common).
+ */
+TEST(data_path_map_lookups_name_their_map)
+{
+	unsigned long long generic = ksym("bpf_map_lookup_elem");
+	unsigned long long base = ksym("__bpf_call_base");
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), n, i, calls = 0, bad = 0;
+	struct bpf_insn *insns;
+	struct xlb_bpf *skel;
+	int fd;
+
+	if (!generic || !base)
+		SKIP(return, "kernel addresses are hidden (kptr_restrict)");
+	skel = xlb_bpf__open_and_load();
+	ASSERT_NE(NULL, skel);
+	fd = bpf_program__fd(skel->progs.xlb_main);
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+	n = info.xlated_prog_len / sizeof(*insns);
+	insns = calloc(n, sizeof(*insns));
+	ASSERT_NE(NULL, insns);
+	memset(&info, 0, sizeof(info));
+	info.xlated_prog_len = n * sizeof(*insns);
+	info.xlated_prog_insns = (__u64)(unsigned long)insns;
+	len = sizeof(info);
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+	for (i = 0; i < n; i++) {
+		if (insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg)
+			continue;	/* not a helper call */
+		calls++;
+		if (!insns[i].imm)
+			SKIP(goto out, "call targets are hidden in the dump");
+		bad += (unsigned long long)((long long)base + insns[i].imm) ==
+		       generic;
+	}
+	EXPECT_EQ(0, bad) TH_LOG("%u of %u helper calls are the generic map lookup",
+				 bad, calls);
+	EXPECT_LT(0, calls);
+out:
+	free(insns);
+	xlb_bpf__destroy(skel);
 }
 
 TEST(from_obj_names_missing_map)

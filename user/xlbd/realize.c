@@ -619,12 +619,7 @@ static void pool_run(struct xlbd *d, struct table_job *jobs, size_t n)
 	pthread_t th[POOL_THREADS];
 	size_t k, started = 0;
 
-	/* the first publish may learn the table map flags: alone */
-	if (n && !d->dp.table_flags) {
-		table_work(&d->dp, &jobs[0]);
-		pl.next = 1;
-	}
-	for (k = 0; k + 1 < POOL_THREADS && k + pl.next + 1 < n; k++)
+	for (k = 0; k + 1 < POOL_THREADS && k + 1 < n; k++)
 		if (!pthread_create(&th[k], NULL, pool_worker, &pl))
 			started++;
 	pool_worker(&pl);
@@ -1216,6 +1211,12 @@ void xlbd_reconcile(struct xlbd *d)
 		}
 		n += need;
 	}
+	/*
+	 * Every VIP entry changed here, and every table that changed size,
+	 * reaches packets in one index switch, at the release below.  The
+	 * pool publishes on several threads: libxlb wants the hold for that.
+	 */
+	xlb_dp_vip_hold(&d->dp);
 	pool_run(d, jobs, n);
 	for (i = 0; i < n; i++) {
 		if (!table_finish(d, &jobs[i])) {
@@ -1228,8 +1229,6 @@ void xlbd_reconcile(struct xlbd *d)
 		any |= jobs[i].published;
 	}
 	free(jobs);
-	/* every VIP entry changed here reaches packets in one index switch */
-	xlb_dp_vip_hold(&d->dp);
 	for (i = 0; i < d->state.n_vips; i++) {
 		struct xlb_err err = { "" };
 		char vs[XLB_VIP_STR_MAX];
