@@ -243,13 +243,15 @@ static __always_inline void ct_write(struct xlb_ct_entry *e, __u64 h,
  * entries expire after the idle time.  Otherwise pick and remember, in
  * the flow's own way if it had one, else a free way, else the way of its
  * bucket seen longest ago.  ICMP errors (no counters: vs NULL) only look.
- * A function of its own: its stack is not on top of forward()'s.
+ * Inlined into the fast path (a call and its return cost more than the
+ * lookup, pkt benchmark); a function of its own for the general path
+ * (pick_stateful), whose stack is then not on top of forward()'s.
  */
-static __noinline int pick_stateful(const struct xlb_config *cfg,
-				    const struct xlb_vip *vip,
-				    const struct xlb_flow *f,
-				    struct xlb_vip_stats *vs,
-				    struct choice *ch)
+static __always_inline int ct_pick(const struct xlb_config *cfg,
+				   const struct xlb_vip *vip,
+				   const struct xlb_flow *f,
+				   struct xlb_vip_stats *vs,
+				   struct choice *ch)
 {
 	/* ticks: one inlined load, where any other clock is a helper call */
 	__u64 now = bpf_jiffies64();
@@ -318,6 +320,15 @@ static __noinline int pick_stateful(const struct xlb_config *cfg,
 	if (vs)
 		vs->new_flows++;
 	return 0;
+}
+
+static __noinline int pick_stateful(const struct xlb_config *cfg,
+				    const struct xlb_vip *vip,
+				    const struct xlb_flow *f,
+				    struct xlb_vip_stats *vs,
+				    struct choice *ch)
+{
+	return ct_pick(cfg, vip, f, vs, ch);
 }
 
 /*
@@ -573,8 +584,14 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	return action;
 }
 
-/* Not an XDP action: the packet goes on to forward(). */
+/*
+ * Not XDP actions: the packet goes on to forward() with its fwd_args
+ * filled (XLB_FORWARD), or the fast path leaves it to process() untouched
+ * (XLB_GENERAL).  xlb_main calls both, so neither stack is on top of the
+ * other and forward() has one call site (the verifier checks it once).
+ */
 #define XLB_FORWARD	(-1)
+#define XLB_GENERAL	(-2)
 
 /*
  * An ICMP error whose quote is a VIP flow goes to that flow's backend:
@@ -685,41 +702,46 @@ static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
 	return XLB_FORWARD;
 }
 
-/* A function of its own: its stack is not on top of fast_v4()'s. */
-static __noinline int process(struct xdp_md *ctx)
+/*
+ * The general path: every packet the fast path leaves.  fa is the
+ * caller's (one copy on the stack for both paths), cleared here.
+ */
+static __noinline int process(struct xdp_md *ctx, struct fwd_args *fa)
 {
 	void *data = (void *)(long)ctx->data;
 	struct cursor c = { data, (void *)(long)ctx->data_end };
 	struct xlb_vip_stats *vs;
 	struct xlb_config *cfg;
-	struct fwd_args fa = {};
 	struct xlb_vip *vip;
 	struct ethhdr *eth;
 	__u32 key = 0;
 	__be16 proto;
 	int err;
 
+	if (!fa)
+		return XDP_ABORTED;
+	__builtin_memset(fa, 0, sizeof(*fa));
 	if (parse_eth(&c, &eth, &proto))
 		return XDP_PASS;
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = c.pos;
 
-		if (parse_ipv4(&c, data, &fa.p)) {
+		if (parse_ipv4(&c, data, &fa->p)) {
 			if ((void *)(ip + 1) > c.end)
 				return XDP_PASS;
-			fa.p.flow.family = XLB_FAMILY_INET;
-			fa.p.flow.dst.v4 = ip->daddr;
-			return malformed(&fa.p, 1);
+			fa->p.flow.family = XLB_FAMILY_INET;
+			fa->p.flow.dst.v4 = ip->daddr;
+			return malformed(&fa->p, 1);
 		}
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = c.pos;
 
-		if (parse_ipv6(&c, data, &fa.p)) {
+		if (parse_ipv6(&c, data, &fa->p)) {
 			if ((void *)(ip6 + 1) > c.end)
 				return XDP_PASS;
-			fa.p.flow.family = XLB_FAMILY_INET6;
-			__builtin_memcpy(fa.p.flow.dst.v6, &ip6->daddr, 16);
-			return malformed(&fa.p, 1);
+			fa->p.flow.family = XLB_FAMILY_INET6;
+			__builtin_memcpy(fa->p.flow.dst.v6, &ip6->daddr, 16);
+			return malformed(&fa->p, 1);
 		}
 	} else {
 		return XDP_PASS;
@@ -727,21 +749,21 @@ static __noinline int process(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&xlb_config, &key);
 	if (!cfg)
 		return XDP_PASS;
-	if (is_icmp_proto(&fa.p)) {
-		err = steer_icmp(ctx, &c, &fa.p, cfg, &vip, &fa.ch);
+	if (is_icmp_proto(&fa->p)) {
+		err = steer_icmp(ctx, &c, &fa->p, cfg, &vip, &fa->ch);
 		if (err != XLB_FORWARD)
 			return err;
 		vs = NULL;
 	} else {
-		err = pick_l4(ctx, &c, &fa.p, cfg, &vip, &vs, &fa.ch);
+		err = pick_l4(ctx, &c, &fa->p, cfg, &vip, &vs, &fa->ch);
 		if (err != XLB_FORWARD)
 			return err;
 	}
-	fa.vip_id = vip->id;
-	fa.count_vip = !!vs;
-	fa.src4 = vip->src4;
-	__builtin_memcpy(fa.src6, vip->src6, 16);
-	return forward(ctx, &fa);
+	fa->vip_id = vip->id;
+	fa->count_vip = !!vs;
+	fa->src4 = vip->src4;
+	__builtin_memcpy(fa->src6, vip->src6, 16);
+	return XLB_FORWARD;
 }
 
 /*
@@ -749,18 +771,20 @@ static __noinline int process(struct xdp_md *ctx)
  * TCP or UDP packet without options or fragmentation.  It parses, finds
  * the VIP and picks as process() does (the same functions), and when the
  * backend takes IPIP with a known next hop and the packet fits, it
- * encapsulates and sends it here; any other backend goes on to forward().
- * XLB_FORWARD (nothing done, nothing counted) leaves the packet to
- * process().  The packet tests send such packets through both.
+ * encapsulates and sends it here; any other backend goes on to forward()
+ * (XLB_FORWARD, fa filled).  XLB_GENERAL (nothing done, nothing counted)
+ * leaves the packet to process().  Inlined into xlb_main, with the
+ * connection table's lookup: no call on the way of a connection-table
+ * hit but the one that grows the frame.  The packet tests send such
+ * packets through both paths.
  */
-static __noinline int fast_v4(struct xdp_md *ctx)
+static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct tcphdr *th = (void *)(ip + 1);
-	struct fwd_args fa;
 	struct xlb_vip_stats *vs;
 	struct xlb_backend *be;
 	struct xlb_config *cfg;
@@ -773,30 +797,30 @@ static __noinline int fast_v4(struct xdp_md *ctx)
 
 	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) ||
 	    *(__u8 *)ip != 0x45)
-		return XLB_FORWARD;
+		return XLB_GENERAL;
 	frag = bpf_ntohs(ip->frag_off);
 	if (frag & (XLB_IP_MF | XLB_IP_OFFSET))
-		return XLB_FORWARD;
+		return XLB_GENERAL;
 	tot = bpf_ntohs(ip->tot_len);
 	barrier_var(tot);	/* bounds lost in the byte swap (6.1) */
 	tot &= 0xffff;
 	if ((void *)ip + tot > end)
-		return XLB_FORWARD;
+		return XLB_GENERAL;
 	if (ip->protocol == IPPROTO_TCP) {
 		if ((void *)(th + 1) > end || tot < 40 || th->doff < 5)
-			return XLB_FORWARD;
+			return XLB_GENERAL;
 	} else if (ip->protocol == IPPROTO_UDP) {
 		if ((void *)th + sizeof(struct udphdr) > end || tot < 28)
-			return XLB_FORWARD;
+			return XLB_GENERAL;
 	} else {
-		return XLB_FORWARD;
+		return XLB_GENERAL;
 	}
 	cfg = bpf_map_lookup_elem(&xlb_config, &key);
 	if (!cfg)
-		return XLB_FORWARD;
+		return XLB_GENERAL;
 	/* the flow in five 8-byte stores (see vip_key_of) */
 	{
-		__u64 *w = (__u64 *)&fa.p.flow;
+		__u64 *w = (__u64 *)&fa->p.flow;
 
 		w[0] = ip->saddr;
 		w[1] = 0;
@@ -806,19 +830,19 @@ static __noinline int fast_v4(struct xdp_md *ctx)
 		w[4] = *(__u32 *)&th->source | (__u64)ip->protocol << 32 |
 		       (__u64)XLB_FAMILY_INET << 40;
 	}
-	vip = find_vip(&fa.p.flow);
+	vip = find_vip(&fa->p.flow);
 	if (!vip)
 		return XDP_PASS;
 	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
 	if (!vs)
 		return drop(XLB_EV_NO_TABLE);
 	if (vip->flags & XLB_VIP_F_STATELESS)
-		err = pick_from_table(cfg, vip, &fa.p.flow, &fa.ch);
+		err = pick_from_table(cfg, vip, &fa->p.flow, &fa->ch);
 	else
-		err = pick_stateful(cfg, vip, &fa.p.flow, vs, &fa.ch);
+		err = ct_pick(cfg, vip, &fa->p.flow, vs, &fa->ch);
 	if (err)
 		return drop(-err);
-	be = fa.ch.be;
+	be = fa->ch.be;
 	if (be->encap == XLB_ENCAP_IPIP && be->family == XLB_FAMILY_INET &&
 	    (be->flags & XLB_BE_F_NEXTHOP) &&
 	    (!be->ifindex || be->ifindex == ctx->ingress_ifindex) &&
@@ -843,30 +867,33 @@ static __noinline int fast_v4(struct xdp_md *ctx)
 		c.end = end;
 		if (write_outer_ipv4(&c, &a, tot, IPPROTO_IPIP))
 			return drop(XLB_EV_MALFORMED);
-		count_forward(vs, fa.ch.id, tot);
+		count_forward(vs, fa->ch.id, tot);
 		return XDP_TX;
 	}
-	fa.p.l3_off = sizeof(*eth);
-	fa.p.l3_len = tot;
-	fa.p.l4_off = sizeof(*eth) + sizeof(*ip);
-	fa.p.tos = ip->tos;
-	fa.p.frag = 0;
-	fa.p.frag_later = 0;
-	fa.p.df = !!(frag & XLB_IP_DF);
-	fa.vip_id = vip->id;
-	fa.count_vip = 1;
-	fa.src4 = vip->src4;
-	__builtin_memcpy(fa.src6, vip->src6, 16);
-	return forward(ctx, &fa);
+	fa->p.l3_off = sizeof(*eth);
+	fa->p.l3_len = tot;
+	fa->p.l4_off = sizeof(*eth) + sizeof(*ip);
+	fa->p.tos = ip->tos;
+	fa->p.frag = 0;
+	fa->p.frag_later = 0;
+	fa->p.df = !!(frag & XLB_IP_DF);
+	fa->vip_id = vip->id;
+	fa->count_vip = 1;
+	fa->src4 = vip->src4;
+	__builtin_memcpy(fa->src6, vip->src6, 16);
+	return XLB_FORWARD;
 }
 
 SEC("xdp")
 int xlb_main(struct xdp_md *ctx)
 {
-	int action = fast_v4(ctx);
+	struct fwd_args fa;
+	int action = fast_v4(ctx, &fa);
 
+	if (action == XLB_GENERAL)
+		action = process(ctx, &fa);
 	if (action == XLB_FORWARD)
-		action = process(ctx);
+		action = forward(ctx, &fa);
 	__u32 key = action;
 	__u64 *n;
 
