@@ -389,58 +389,18 @@ __noinline int sum_packet(struct xdp_md *ctx, __u32 off, __u32 len)
 }
 
 /*
- * The next hop by FIB lookup, for backends without one the control plane
- * keeps.  A function of its own: the lookup's 64-byte argument is not on
- * forward()'s stack.
+ * Not XDP actions: what xlb_main does next with a packet.  The fast path
+ * leaves it to process() untouched (XLB_GENERAL); either fills its
+ * fwd_args for forward() (XLB_FORWARD); forward() leaves the next hop to
+ * a FIB lookup (XLB_FIB) or the answer to a packet too big to tunnel to
+ * answer_too_big() (XLB_ANSWER).  xlb_main calls them all, so no stack of
+ * theirs is on top of another's, and each has one call site (the verifier
+ * checks it once).
  */
-static __noinline int fib_next_hop(struct xdp_md *ctx, struct ethhdr *eth,
-				   const struct xlb_backend *be,
-				   const __be32 *src)
-{
-	struct bpf_fib_lookup fib = {};
-	int rc;
-
-	fib.ifindex = ctx->ingress_ifindex;
-	if (be->family == XLB_FAMILY_INET) {
-		fib.family = AF_INET;
-		fib.ipv4_src = src[0];
-		fib.ipv4_dst = be->addr[0];
-	} else {
-		fib.family = AF_INET6;
-		__builtin_memcpy(fib.ipv6_src, src, 16);
-		__builtin_memcpy(fib.ipv6_dst, be->addr, 16);
-	}
-	/*
-	 * Looked up as a forwarded packet arriving on the ingress interface,
-	 * so any egress interface may be chosen; the kernel answers only when
-	 * forwarding is enabled on the ingress interface.
-	 */
-	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
-	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
-		return drop(XLB_EV_NO_NEIGH);
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
-		return drop(XLB_EV_NO_ROUTE);
-	__builtin_memcpy(eth->h_dest, fib.dmac, 6);
-	__builtin_memcpy(eth->h_source, fib.smac, 6);
-	if (fib.ifindex == ctx->ingress_ifindex)
-		return XDP_TX;
-	return bpf_redirect_map(&xlb_tx_ports, fib.ifindex, XDP_DROP);
-}
-
-/* Fill Ethernet addresses and choose the action: TX, redirect, or drop. */
-static __always_inline int next_hop(struct xdp_md *ctx, struct ethhdr *eth,
-				    const struct xlb_backend *be,
-				    const __be32 *src)
-{
-	if (be->flags & XLB_BE_F_NEXTHOP) {
-		__builtin_memcpy(eth->h_dest, be->dmac, 6);
-		__builtin_memcpy(eth->h_source, be->smac, 6);
-		if (!be->ifindex || be->ifindex == ctx->ingress_ifindex)
-			return XDP_TX;
-		return bpf_redirect_map(&xlb_tx_ports, be->ifindex, XDP_DROP);
-	}
-	return fib_next_hop(ctx, eth, be, src);
-}
+#define XLB_FORWARD	(-1)
+#define XLB_GENERAL	(-2)
+#define XLB_FIB		(-3)
+#define XLB_ANSWER	(-4)
 
 /*
  * What forward() needs to know about a packet whose backend is chosen.
@@ -455,6 +415,9 @@ struct fwd_args {
 	__u32 count_vip;	/* per-VIP counters (not for ICMP errors) */
 	__be32 src4;		/* the VIP's outer source overrides */
 	__be32 src6[4];
+	__u16 answer_mtu;	/* XLB_ANSWER: the MTU the client must use */
+	__u8 answer_ttl;
+	__u8 pad;
 };
 
 static __always_inline const __be32 *outer_src(const struct xlb_config *cfg,
@@ -484,6 +447,71 @@ static __always_inline void count_forward(struct xlb_vip_stats *vs, __u32 id,
 }
 
 /*
+ * The next hop by FIB lookup, for backends without one the control plane
+ * keeps: the packet is encapsulated, its Ethernet addresses are filled in
+ * here, and it is counted as forwarded when it leaves.  Called by
+ * xlb_main when forward() returns XLB_FIB, so its 64-byte lookup argument
+ * is not on top of forward()'s stack.
+ */
+static __noinline int fib_forward(struct xdp_md *ctx, struct fwd_args *f)
+{
+	struct bpf_fib_lookup fib = {};
+	struct xlb_vip_stats *vs = NULL;
+	struct xlb_backend *be;
+	struct xlb_config *cfg;
+	const __be32 *src;
+	struct ethhdr *eth;
+	__u32 key = 0, ingress = ctx->ingress_ifindex;
+	int rc, action;
+
+	if (!f)
+		return XDP_ABORTED;
+	cfg = bpf_map_lookup_elem(&xlb_config, &key);
+	be = backend_get(f->ch.id);
+	if (!cfg || !be)
+		return drop(XLB_EV_NO_BACKEND);
+	src = outer_src(cfg, f, be);
+	fib.ifindex = ingress;
+	if (be->family == XLB_FAMILY_INET) {
+		fib.family = AF_INET;
+		fib.ipv4_src = src[0];
+		fib.ipv4_dst = be->addr[0];
+	} else {
+		fib.family = AF_INET6;
+		__builtin_memcpy(fib.ipv6_src, src, 16);
+		__builtin_memcpy(fib.ipv6_dst, be->addr, 16);
+	}
+	/*
+	 * Looked up as a forwarded packet arriving on the ingress interface,
+	 * so any egress interface may be chosen; the kernel answers only when
+	 * forwarding is enabled on the ingress interface.
+	 */
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+		return drop(XLB_EV_NO_NEIGH);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+		return drop(XLB_EV_NO_ROUTE);
+	eth = (void *)(long)ctx->data;
+	if ((void *)(eth + 1) > (void *)(long)ctx->data_end)
+		return drop(XLB_EV_MALFORMED);
+	__builtin_memcpy(eth->h_dest, fib.dmac, 6);
+	__builtin_memcpy(eth->h_source, fib.smac, 6);
+	if (fib.ifindex == ingress)
+		action = XDP_TX;
+	else
+		action = bpf_redirect_map(&xlb_tx_ports, fib.ifindex, XDP_DROP);
+	if (action != XDP_TX && action != XDP_REDIRECT)
+		return action;
+	if (f->count_vip) {
+		__u32 vid = f->vip_id;	/* 6.1: map keys on the stack only */
+
+		vs = bpf_map_lookup_elem(&xlb_vip_stats, &vid);
+	}
+	count_forward(vs, f->ch.id, f->p.l3_len);
+	return action;
+}
+
+/*
  * Encapsulate toward the chosen backend and send.  The packet is first cut
  * to its IP length (Ethernet padding must not end up inside the tunnel),
  * checked against the size limit, then grown at the front.
@@ -496,6 +524,7 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	struct encap_args a = {};
 	struct xlb_vip_stats *vs = NULL;
 	struct xlb_config *cfg;
+	struct ethhdr *eth;
 	struct cursor c;
 	const struct pkt *p;
 	__u32 l2_len, over, key = 0;
@@ -522,10 +551,11 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 		return drop(XLB_EV_MALFORMED);
 	if (p->l3_len + over > cfg->mtu) {
 		count_event(XLB_EV_TOO_BIG);
-		if (p->l3_len <= XLB_ICMP_QUOTE ||
-		    answer_too_big(ctx, p, l2_len, cfg->mtu - over, cfg->ttl))
+		if (p->l3_len <= XLB_ICMP_QUOTE)
 			return XDP_DROP;
-		return XDP_TX;
+		f->answer_mtu = (__u16)(cfg->mtu - over);
+		f->answer_ttl = cfg->ttl;
+		return XLB_ANSWER;
 	}
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
@@ -576,22 +606,23 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	c.end = end;
 	if (write_encap(&c, &a))
 		return drop(XLB_EV_MALFORMED);
-	if (data + sizeof(struct ethhdr) > end)
+	if (!(be->flags & XLB_BE_F_NEXTHOP))
+		return XLB_FIB;
+	eth = data;
+	if ((void *)(eth + 1) > end)
 		return drop(XLB_EV_MALFORMED);
-	action = next_hop(ctx, data, be, a.src);
+	__builtin_memcpy(eth->h_dest, be->dmac, 6);
+	__builtin_memcpy(eth->h_source, be->smac, 6);
+	if (!be->ifindex || be->ifindex == ctx->ingress_ifindex)
+		action = XDP_TX;
+	else
+		action = bpf_redirect_map(&xlb_tx_ports, be->ifindex, XDP_DROP);
 	if (action == XDP_TX || action == XDP_REDIRECT)
 		count_forward(vs, f->ch.id, p->l3_len);
 	return action;
 }
 
-/*
- * Not XDP actions: the packet goes on to forward() with its fwd_args
- * filled (XLB_FORWARD), or the fast path leaves it to process() untouched
- * (XLB_GENERAL).  xlb_main calls both, so neither stack is on top of the
- * other and forward() has one call site (the verifier checks it once).
- */
-#define XLB_FORWARD	(-1)
-#define XLB_GENERAL	(-2)
+
 
 /*
  * An ICMP error whose quote is a VIP flow goes to that flow's backend:
@@ -894,6 +925,11 @@ int xlb_main(struct xdp_md *ctx)
 		action = process(ctx, &fa);
 	if (action == XLB_FORWARD)
 		action = forward(ctx, &fa);
+	if (action == XLB_FIB)
+		action = fib_forward(ctx, &fa);
+	if (action == XLB_ANSWER)
+		action = answer_too_big(ctx, &fa.p, fa.p.l3_off, fa.answer_mtu,
+					fa.answer_ttl) ? XDP_DROP : XDP_TX;
 	__u32 key = action;
 	__u64 *n;
 
