@@ -352,12 +352,17 @@ TEST(clock_now_counts_ticks_at_hz)
 	ASSERT_EQ(0, xlb_clock_now(&t1));
 	m1 = mono_ns();
 	ASSERT_LT(t0, t1);
-	/* ticks of a tick counter: within two of the elapsed time */
+	/*
+	 * ticks of a tick counter at hz: within a tenth of the elapsed time
+	 * (ticks under emulation come late; another unit or rate is off by
+	 * far more)
+	 */
 	want = (m1 - m0) * hz / 1000000000ULL;
-	EXPECT_LE(t1 - t0, want + 2) TH_LOG("%llu ticks in %llu ns at %u Hz",
-					   (unsigned long long)(t1 - t0),
-					   (unsigned long long)(m1 - m0), hz);
-	EXPECT_GE(t1 - t0 + 2, want);
+	EXPECT_LE(t1 - t0, want + want / 10 + 2)
+		TH_LOG("%llu ticks in %llu ns at %u Hz",
+		       (unsigned long long)(t1 - t0),
+		       (unsigned long long)(m1 - m0), hz);
+	EXPECT_GE(t1 - t0 + want / 10 + 2, want);
 }
 
 /* --- VIPs ----------------------------------------------------------------- */
@@ -912,12 +917,24 @@ TEST_F(dp, table_publish_bad_input_fails_cleanly)
 						&self->err));
 	EXPECT_NE(NULL, strstr(self->err.msg, "size 250"));
 	TH_LOG("%s", self->err.msg);
+	/*
+	 * No table anywhere: every id of t's size, VIP 1 at every size (on
+	 * 6.1 each lookup in a map of maps waits for a grace period: not
+	 * every id at every size)
+	 */
+	c = (int)xlb_table_class(251) - 1;
+	for (vip = 0; vip < XLB_MAX_VIPS; vip++)
+		ASSERT_NE(0, bpf_map_lookup_elem(self->dp.tables[c], &vip,
+						 &map_id))
+			TH_LOG("a failed publish left a table at %u", vip);
+	vip = 1;
 	for (c = 0; c < XLB_TABLE_CLASSES; c++)
-		for (vip = 0; vip < XLB_MAX_VIPS; vip++)
-			ASSERT_NE(0, bpf_map_lookup_elem(self->dp.tables[c],
-							 &vip, &map_id))
-				TH_LOG("a failed publish left a table at %u",
-				       vip);
+		ASSERT_NE(0, bpf_map_lookup_elem(self->dp.tables[c], &vip,
+						 &map_id))
+			TH_LOG("a failed publish left VIP 1 a table of size %u",
+			       xlb_table_sizes[c]);
+	for (vip = 0; vip < XLB_MAX_VIPS; vip++)
+		ASSERT_EQ(XLB_TABLE_CLASS_NONE, self->dp.vip_class[vip]);
 	xlb_table_free(&t);
 }
 
