@@ -798,36 +798,132 @@ static __noinline int process(struct xdp_md *ctx, struct fwd_args *fa)
 }
 
 /*
- * The common case, in as few instructions as it takes: an untagged IPv4
- * TCP or UDP packet without options or fragmentation.  It parses, finds
- * the VIP and picks as process() does (the same functions), and when the
- * backend takes IPIP with a known next hop and the packet fits, it
- * encapsulates and sends it here; any other backend goes on to forward()
- * (XLB_FORWARD, fa filled).  XLB_GENERAL (nothing done, nothing counted)
- * leaves the packet to process().  Inlined into xlb_main, with the
- * connection table's lookup: no call on the way of a connection-table
- * hit but the one that grows the frame.  The packet tests send such
+ * The fast path's second half, for both families: the VIP of the flow in
+ * fa (written by fast_v4 or fast_v6), the backend, and for a backend with
+ * a known next hop whose encapsulation needs no sum over the packet (any
+ * but GUE over IPv6), the packet encapsulated in place and sent.  Any
+ * other backend goes on to forward() (XLB_FORWARD, fa filled).
+ */
+static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
+				     const struct xlb_config *cfg, __u32 tot,
+				     __u8 tos)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u8 family = fa->p.flow.family;
+	struct xlb_vip_stats *vs;
+	struct xlb_backend *be;
+	struct encap_args a;
+	struct xlb_vip *vip;
+	struct ethhdr *eth;
+	struct cursor c;
+	__u32 over;
+	int err;
+
+	vip = find_vip(&fa->p.flow);
+	if (!vip)
+		return XDP_PASS;
+	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
+	if (!vs)
+		return drop(XLB_EV_NO_TABLE);
+	if (vip->flags & XLB_VIP_F_STATELESS)
+		err = pick_from_table(cfg, vip, &fa->p.flow, &fa->ch);
+	else
+		err = ct_pick(cfg, vip, &fa->p.flow, vs, &fa->ch);
+	if (err)
+		return drop(-err);
+	be = fa->ch.be;
+	over = encap_overhead(be);
+	if ((be->flags & XLB_BE_F_NEXTHOP) &&
+	    (!be->ifindex || be->ifindex == ctx->ingress_ifindex) &&
+	    data + sizeof(*eth) + tot == end && tot + over <= cfg->mtu &&
+	    (be->family == XLB_FAMILY_INET || be->encap != XLB_ENCAP_GUE)) {
+		a.be = be;
+		if (be->family == XLB_FAMILY_INET)
+			a.src = vip->src4 ? &vip->src4 : &cfg->src4;
+		else
+			a.src = vip->src6[0] | vip->src6[1] | vip->src6[2] |
+				vip->src6[3] ? vip->src6 : cfg->src6;
+		a.secondary = NULL;
+		a.inner_len = tot;
+		a.hash = fa->ch.hash;
+		a.gue_port = cfg->gue_port;
+		a.inner_family = family;
+		a.tos = tos;
+		a.ttl = cfg->ttl;
+		a.inner_sum = 0;	/* GUE over IPv4: UDP checksum 0 */
+		if (be->encap == XLB_ENCAP_GUE &&
+		    fa->ch.slot.secondary != XLB_BACKEND_NONE) {
+			struct xlb_backend *sec =
+				backend_get(fa->ch.slot.secondary);
+
+			if (sec && sec->family == be->family)
+				a.secondary = sec->addr;
+		}
+		if (bpf_xdp_adjust_head(ctx, -(int)over))
+			return drop(XLB_EV_MALFORMED);
+		data = (void *)(long)ctx->data;
+		end = (void *)(long)ctx->data_end;
+		eth = data;
+		if ((void *)(eth + 1) > end)
+			return drop(XLB_EV_MALFORMED);
+		__builtin_memcpy(eth->h_dest, be->dmac, 6);
+		__builtin_memcpy(eth->h_source, be->smac, 6);
+		eth->h_proto = be->family == XLB_FAMILY_INET ?
+				       bpf_htons(ETH_P_IP) :
+				       bpf_htons(ETH_P_IPV6);
+		c.pos = eth + 1;
+		c.end = end;
+		/* IPv4 in IPv4 by itself: the commonest, and the shortest */
+		if (be->encap == XLB_ENCAP_IPIP &&
+		    be->family == XLB_FAMILY_INET &&
+		    family == XLB_FAMILY_INET)
+			err = write_outer_ipv4(&c, &a, tot, IPPROTO_IPIP);
+		else
+			err = write_encap(&c, &a);
+		if (err)
+			return drop(XLB_EV_MALFORMED);
+		count_forward(vs, fa->ch.id, tot);
+		return XDP_TX;
+	}
+	fa->p.l3_off = sizeof(*eth);
+	fa->p.l3_len = tot;
+	fa->p.l4_off = sizeof(*eth) + (family == XLB_FAMILY_INET ?
+				       sizeof(struct iphdr) :
+				       sizeof(struct ipv6hdr));
+	fa->p.tos = tos;
+	fa->p.frag = 0;
+	fa->p.frag_later = 0;
+	fa->vip_id = vip->id;
+	fa->count_vip = 1;
+	fa->src4 = vip->src4;
+	__builtin_memcpy(fa->src6, vip->src6, 16);
+	return XLB_FORWARD;
+}
+
+/*
+ * The common cases, in as few instructions as they take: untagged IPv4
+ * TCP or UDP without options or fragmentation (fast_v4), untagged IPv6
+ * TCP or UDP without extension headers (fast_v6).  They parse, find the
+ * VIP and pick as process() does (the same functions, fast_send); a
+ * packet of any other kind they leave to process() untouched
+ * (XLB_GENERAL, nothing done, nothing counted).  Inlined into xlb_main,
+ * with the connection table's lookup: no call on the way of a connection
+ * table hit but the one that grows the frame.  The packet tests send such
  * packets through both paths.
  */
-static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
+static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa,
+				   const struct xlb_config *cfg)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct tcphdr *th = (void *)(ip + 1);
-	struct xlb_vip_stats *vs;
-	struct xlb_backend *be;
-	struct xlb_config *cfg;
-	struct xlb_vip *vip;
-	struct encap_args a;
-	struct cursor c;
-	__u32 key = 0, tot;
+	__u32 tot;
 	__u16 frag;
-	int err;
 
-	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) ||
-	    *(__u8 *)ip != 0x45)
+	if ((void *)(ip + 1) > end || *(__u8 *)ip != 0x45)
 		return XLB_GENERAL;
 	frag = bpf_ntohs(ip->frag_off);
 	if (frag & (XLB_IP_MF | XLB_IP_OFFSET))
@@ -846,9 +942,6 @@ static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 	} else {
 		return XLB_GENERAL;
 	}
-	cfg = bpf_map_lookup_elem(&xlb_config, &key);
-	if (!cfg)
-		return XLB_GENERAL;
 	/* the flow in five 8-byte stores (see vip_key_of) */
 	{
 		__u64 *w = (__u64 *)&fa->p.flow;
@@ -861,66 +954,71 @@ static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 		w[4] = *(__u32 *)&th->source | (__u64)ip->protocol << 32 |
 		       (__u64)XLB_FAMILY_INET << 40;
 	}
-	vip = find_vip(&fa->p.flow);
-	if (!vip)
-		return XDP_PASS;
-	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
-	if (!vs)
-		return drop(XLB_EV_NO_TABLE);
-	if (vip->flags & XLB_VIP_F_STATELESS)
-		err = pick_from_table(cfg, vip, &fa->p.flow, &fa->ch);
-	else
-		err = ct_pick(cfg, vip, &fa->p.flow, vs, &fa->ch);
-	if (err)
-		return drop(-err);
-	be = fa->ch.be;
-	if (be->encap == XLB_ENCAP_IPIP && be->family == XLB_FAMILY_INET &&
-	    (be->flags & XLB_BE_F_NEXTHOP) &&
-	    (!be->ifindex || be->ifindex == ctx->ingress_ifindex) &&
-	    data + sizeof(*eth) + tot == end &&
-	    tot + sizeof(struct iphdr) <= cfg->mtu) {
-		a.be = be;
-		a.src = vip->src4 ? &vip->src4 : &cfg->src4;
-		a.tos = ip->tos;
-		a.ttl = cfg->ttl;
-		if (bpf_xdp_adjust_head(ctx, -(int)sizeof(struct iphdr)))
-			return drop(XLB_EV_MALFORMED);
-		data = (void *)(long)ctx->data;
-		end = (void *)(long)ctx->data_end;
-		eth = data;
-		if ((void *)(eth + 1) > end)
-			return drop(XLB_EV_MALFORMED);
-		/* IPv4 in IPv4: a new Ethernet header, the same ethertype */
-		__builtin_memcpy(eth->h_dest, be->dmac, 6);
-		__builtin_memcpy(eth->h_source, be->smac, 6);
-		eth->h_proto = bpf_htons(ETH_P_IP);
-		c.pos = eth + 1;
-		c.end = end;
-		if (write_outer_ipv4(&c, &a, tot, IPPROTO_IPIP))
-			return drop(XLB_EV_MALFORMED);
-		count_forward(vs, fa->ch.id, tot);
-		return XDP_TX;
-	}
-	fa->p.l3_off = sizeof(*eth);
-	fa->p.l3_len = tot;
-	fa->p.l4_off = sizeof(*eth) + sizeof(*ip);
-	fa->p.tos = ip->tos;
-	fa->p.frag = 0;
-	fa->p.frag_later = 0;
 	fa->p.df = !!(frag & XLB_IP_DF);
-	fa->vip_id = vip->id;
-	fa->count_vip = 1;
-	fa->src4 = vip->src4;
-	__builtin_memcpy(fa->src6, vip->src6, 16);
-	return XLB_FORWARD;
+	return fast_send(ctx, fa, cfg, tot, ip->tos);
+}
+
+static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa,
+				   const struct xlb_config *cfg)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	struct tcphdr *th = (void *)(ip6 + 1);
+	const __u32 *sa, *da;
+	__u32 tot;
+
+	if ((void *)(ip6 + 1) > end || ip6->version != 6)
+		return XLB_GENERAL;
+	tot = bpf_ntohs(ip6->payload_len);
+	barrier_var(tot);	/* bounds lost in the byte swap (6.1) */
+	tot = (tot & 0xffff) + sizeof(*ip6);
+	if ((void *)ip6 + tot > end)
+		return XLB_GENERAL;
+	if (ip6->nexthdr == IPPROTO_TCP) {
+		if ((void *)(th + 1) > end || tot < 60 || th->doff < 5)
+			return XLB_GENERAL;
+	} else if (ip6->nexthdr == IPPROTO_UDP) {
+		if ((void *)th + sizeof(struct udphdr) > end || tot < 48)
+			return XLB_GENERAL;
+	} else {
+		return XLB_GENERAL;	/* extension headers, ICMPv6, ... */
+	}
+	/* the flow in five 8-byte stores (see vip_key_of) */
+	sa = ip6->saddr.in6_u.u6_addr32;
+	da = ip6->daddr.in6_u.u6_addr32;
+	{
+		__u64 *w = (__u64 *)&fa->p.flow;
+
+		w[0] = sa[0] | (__u64)sa[1] << 32;
+		w[1] = sa[2] | (__u64)sa[3] << 32;
+		w[2] = da[0] | (__u64)da[1] << 32;
+		w[3] = da[2] | (__u64)da[3] << 32;
+		w[4] = *(__u32 *)&th->source | (__u64)ip6->nexthdr << 32 |
+		       (__u64)XLB_FAMILY_INET6 << 40;
+	}
+	fa->p.df = 1;
+	return fast_send(ctx, fa, cfg, tot,
+			 ip6->priority << 4 | ip6->flow_lbl[0] >> 4);
 }
 
 SEC("xdp")
 int xlb_main(struct xdp_md *ctx)
 {
+	struct ethhdr *eth = (void *)(long)ctx->data;
 	struct fwd_args fa;
-	int action = fast_v4(ctx, &fa);
+	struct xlb_config *cfg;
+	__u32 key = 0;
+	int action = XLB_GENERAL;
 
+	cfg = bpf_map_lookup_elem(&xlb_config, &key);
+	if (cfg && (void *)(eth + 1) <= (void *)(long)ctx->data_end) {
+		if (eth->h_proto == bpf_htons(ETH_P_IP))
+			action = fast_v4(ctx, &fa, cfg);
+		else if (eth->h_proto == bpf_htons(ETH_P_IPV6))
+			action = fast_v6(ctx, &fa, cfg);
+	}
 	if (action == XLB_GENERAL)
 		action = process(ctx, &fa);
 	if (action == XLB_FORWARD)
@@ -930,9 +1028,9 @@ int xlb_main(struct xdp_md *ctx)
 	if (action == XLB_ANSWER)
 		action = answer_too_big(ctx, &fa.p, fa.p.l3_off, fa.answer_mtu,
 					fa.answer_ttl) ? XDP_DROP : XDP_TX;
-	__u32 key = action;
 	__u64 *n;
 
+	key = action;
 	n = bpf_map_lookup_elem(&xlb_actions, &key);
 	if (n)
 		*n += 1;

@@ -275,6 +275,15 @@ static int make_bases(const struct lb *lb, struct base *b)
 
 	lb_spec(lb, lb_vip(4, K_TCP_IPIP4), &s);
 	BASE("IPv4 TCP", lb_vip(4, K_TCP_IPIP4));
+	/* the fast path's other encapsulations (xlb.bpf.c, fast_send) */
+	lb_spec(lb, lb_vip(4, K_UDP_GUE4), &s);
+	BASE("IPv4 UDP, GUE over IPv4", lb_vip(4, K_UDP_GUE4));
+	lb_spec(lb, lb_vip(6, K_TCP_IPIP4), &s);
+	BASE("IPv6 TCP, IPIP over IPv4", lb_vip(6, K_TCP_IPIP4));
+	lb_spec(lb, lb_vip(6, K_UDP_IPIP6), &s);
+	BASE("IPv6 UDP, IPIP over IPv6", lb_vip(6, K_UDP_IPIP6));
+	lb_spec(lb, lb_vip(6, K_TCP_GUE4), &s);
+	BASE("IPv6 TCP, GUE over IPv4", lb_vip(6, K_TCP_GUE4));
 	lb_spec(lb, lb_vip(4, K_UDP_GUE6), &s);
 	s.payload_len = 41;
 	BASE("IPv4 UDP, GUE over IPv6", lb_vip(4, K_UDP_GUE6));
