@@ -45,6 +45,24 @@ _Static_assert(sizeof(struct xlb_slot) == 4, "a slot is 4 bytes");
 #define XLB_TABLE_CLASSES	13
 #define XLB_TABLE_CLASS_NONE	0
 
+/*
+ * hash % m without a division, for the data path (a 64-bit division is
+ * most of a stateless pick's critical path: pkt benchmark).  Lemire, Kaser
+ * and Kurz, "Faster remainder by direct computation" (2019): with
+ * c = XLB_MOD_C(m), the remainder is the high 64 bits of (c * x mod 2^64)
+ * times m, here from two 32 x 32 -> 64-bit products.  Exact for every
+ * 32-bit x and 1 < m < 2^32 (tests/unit/table.c checks every size).
+ */
+#define XLB_MOD_C(m)	(~0ULL / (m) + 1)
+
+static inline __u32 xlb_mod(__u32 x, __u32 m, __u64 c)
+{
+	__u64 low = c * x;
+
+	return (__u32)(((low >> 32) * m +
+			(((low & 0xffffffffULL) * m) >> 32)) >> 32);
+}
+
 #define XLB_TABLE_SIZE_DEFAULT	65537
 #define XLB_TABLE_SIZE_MAX	1048573
 

@@ -126,7 +126,7 @@ static __always_inline struct xlb_vip *find_addr(const struct xlb_flow *f)
 		tbl = bpf_map_lookup_elem(&xlb_tab_##m, &id);		\
 		if (!tbl)						\
 			return -XLB_EV_NO_TABLE;			\
-		key = 1 + hash % (m);					\
+		key = 1 + xlb_mod(hash, (m), XLB_MOD_C(m));		\
 		slot = bpf_map_lookup_elem(tbl, &key);			\
 		break;
 

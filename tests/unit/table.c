@@ -284,6 +284,43 @@ static int is_prime(uint32_t n)
 	return 1;
 }
 
+/* The data path's remainder without a division is hash % M, exactly. */
+TEST(mod_without_division_is_the_remainder_for_every_size)
+{
+	static const uint32_t edge[] = { 0, 1, 2, 0x7fffffffu, 0x80000000u,
+					 0xfffffffeu, 0xffffffffu };
+	uint64_t s = 0x6d6f64;
+	size_t i, k;
+	uint32_t m;
+
+	for (i = 0; i < xlb_table_sizes_count; i++) {
+		uint64_t c;
+
+		m = xlb_table_sizes[i];
+		c = XLB_MOD_C(m);
+		for (k = 0; k < sizeof(edge) / sizeof(edge[0]); k++)
+			ASSERT_EQ(edge[k] % m, xlb_mod(edge[k], m, c));
+		/* around multiples of M, and the largest ones */
+		for (k = 1; k < 4096; k++) {
+			uint64_t x = (uint64_t)k * m;
+
+			if (x <= 0xffffffffu)
+				ASSERT_EQ(0, xlb_mod((uint32_t)x, m, c));
+			if (x - 1 <= 0xffffffffu)
+				ASSERT_EQ(m - 1, xlb_mod((uint32_t)(x - 1), m, c));
+			x = 0xffffffffu - (uint64_t)k;
+			ASSERT_EQ((uint32_t)x % m, xlb_mod((uint32_t)x, m, c));
+		}
+		for (k = 0; k < 200000; k++) {
+			uint32_t x;
+
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			x = (uint32_t)(s >> 32);
+			ASSERT_EQ(x % m, xlb_mod(x, m, c)) TH_LOG("x %u m %u", x, m);
+		}
+	}
+}
+
 TEST(size_list_is_increasing_primes_with_the_default)
 {
 	static const uint32_t good[] = { 251, 1021, 4093, 16381, 65537,
