@@ -160,8 +160,12 @@ static __always_inline struct xlb_backend *backend_get(__u32 id)
 	return be;
 }
 
+/*
+ * What was picked.  The backend's entry comes back beside it (*bep): a
+ * choice is what forward() gets, and a global function sees no pointer
+ * in what it is passed.
+ */
 struct choice {
-	struct xlb_backend *be;
 	__u32 id;
 	__u32 hash;
 	struct xlb_slot slot;	/* primary, secondary (hop list) */
@@ -171,8 +175,10 @@ struct choice {
 static __always_inline int pick_from_table(const struct xlb_config *cfg,
 					   const struct xlb_vip *vip,
 					   const struct xlb_flow *f,
-					   struct choice *ch)
+					   struct choice *ch,
+					   struct xlb_backend **bep)
 {
+	struct xlb_backend *be;
 	int err;
 
 	ch->hash = xlb_flow_hash_mode(&cfg->key, f, vip->hash_mode);
@@ -182,9 +188,10 @@ static __always_inline int pick_from_table(const struct xlb_config *cfg,
 	if (ch->slot.primary == XLB_BACKEND_NONE)
 		return -XLB_EV_NO_BACKEND;
 	ch->id = ch->slot.primary;
-	ch->be = backend_get(ch->id);
-	if (!ch->be)
+	be = backend_get(ch->id);
+	if (!be)
 		return -XLB_EV_NO_BACKEND;
+	*bep = be;
 	return 0;
 }
 
@@ -251,7 +258,8 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 				   const struct xlb_vip *vip,
 				   const struct xlb_flow *f,
 				   struct xlb_vip_stats *vs,
-				   struct choice *ch)
+				   struct choice *ch,
+				   struct xlb_backend **bep)
 {
 	/* ticks: one inlined load, where any other clock is a helper call */
 	__u64 now = bpf_jiffies64();
@@ -291,7 +299,7 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 				break;
 			if (vs)
 				vs->ct_hits++;
-			ch->be = be;
+			*bep = be;
 			ch->id = (__u16)v1;
 			ch->hash = (__u32)(v0 >> 32);
 			/* hop list (GUE only): the table's secondary */
@@ -311,11 +319,11 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 	}
 	if (vs)
 		vs->ct_misses++;
-	err = pick_from_table(cfg, vip, f, ch);
+	err = pick_from_table(cfg, vip, f, ch, bep);
 	if (err || !vs)
 		return err;
 	if (victim)
-		ct_write(victim, h, f, ch->be->epoch, ch->hash, (__u16)ch->id,
+		ct_write(victim, h, f, (*bep)->epoch, ch->hash, (__u16)ch->id,
 			 (__u16)vip->id, now);
 	if (vs)
 		vs->new_flows++;
@@ -328,7 +336,9 @@ static __noinline int pick_stateful(const struct xlb_config *cfg,
 				    struct xlb_vip_stats *vs,
 				    struct choice *ch)
 {
-	return ct_pick(cfg, vip, f, vs, ch);
+	struct xlb_backend *be;
+
+	return ct_pick(cfg, vip, f, vs, ch, &be);
 }
 
 /*
@@ -410,14 +420,13 @@ __noinline int sum_packet(struct xdp_md *ctx, __u32 off, __u32 len)
  */
 struct fwd_args {
 	struct pkt p;
-	struct choice ch;	/* ch.be is not used: looked up again by id */
+	struct choice ch;
 	__u32 vip_id;
-	__u32 count_vip;	/* per-VIP counters (not for ICMP errors) */
 	__be32 src4;		/* the VIP's outer source overrides */
 	__be32 src6[4];
 	__u16 answer_mtu;	/* XLB_ANSWER: the MTU the client must use */
 	__u8 answer_ttl;
-	__u8 pad;
+	__u8 count_vip;		/* per-VIP counters (not for ICMP errors) */
 };
 
 static __always_inline const __be32 *outer_src(const struct xlb_config *cfg,
@@ -638,6 +647,7 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 	void *data = (void *)(long)ctx->data;
 	struct icmphdr *ih = c->pos;
 	struct xlb_flow q = {};
+	struct xlb_backend *be;
 	struct xlb_vip *vip;
 	int err;
 
@@ -654,7 +664,7 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 	if (!vip)
 		return XDP_PASS;
 	if (vip->flags & XLB_VIP_F_STATELESS)
-		err = pick_from_table(cfg, vip, &q, ch);
+		err = pick_from_table(cfg, vip, &q, ch, &be);
 	else
 		err = pick_stateful(cfg, vip, &q, NULL, ch);
 	if (err)
@@ -700,6 +710,7 @@ static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
 				   struct choice *ch)
 {
 	struct xlb_vip_stats *vs;
+	struct xlb_backend *be;
 	struct xlb_vip *vip;
 	int err;
 
@@ -723,7 +734,7 @@ static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
 		return drop(XLB_EV_NO_TABLE);
 	/* fragments go by the table alone: all of them see the same choice */
 	if (vip->flags & XLB_VIP_F_STATELESS || p->frag)
-		err = pick_from_table(cfg, vip, &p->flow, ch);
+		err = pick_from_table(cfg, vip, &p->flow, ch, &be);
 	else
 		err = pick_stateful(cfg, vip, &p->flow, vs, ch);
 	if (err)
@@ -805,12 +816,12 @@ static __noinline int process(struct xdp_md *ctx, struct fwd_args *fa)
  * other backend goes on to forward() (XLB_FORWARD, fa filled).
  */
 static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
-				     const struct xlb_config *cfg, __u32 tot,
-				     __u8 tos)
+				     const struct xlb_config *cfg)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	__u8 family = fa->p.flow.family;
+	__u8 family = fa->p.flow.family, tos = fa->p.tos;
+	__u32 tot = fa->p.l3_len;
 	struct xlb_vip_stats *vs;
 	struct xlb_backend *be;
 	struct encap_args a;
@@ -827,12 +838,11 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	if (!vs)
 		return drop(XLB_EV_NO_TABLE);
 	if (vip->flags & XLB_VIP_F_STATELESS)
-		err = pick_from_table(cfg, vip, &fa->p.flow, &fa->ch);
+		err = pick_from_table(cfg, vip, &fa->p.flow, &fa->ch, &be);
 	else
-		err = ct_pick(cfg, vip, &fa->p.flow, vs, &fa->ch);
+		err = ct_pick(cfg, vip, &fa->p.flow, vs, &fa->ch, &be);
 	if (err)
 		return drop(-err);
-	be = fa->ch.be;
 	over = encap_overhead(be);
 	if ((be->flags & XLB_BE_F_NEXTHOP) &&
 	    (!be->ifindex || be->ifindex == ctx->ingress_ifindex) &&
@@ -886,19 +896,24 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 		count_forward(vs, fa->ch.id, tot);
 		return XDP_TX;
 	}
-	fa->p.l3_off = sizeof(*eth);
-	fa->p.l3_len = tot;
-	fa->p.l4_off = sizeof(*eth) + (family == XLB_FAMILY_INET ?
-				       sizeof(struct iphdr) :
-				       sizeof(struct ipv6hdr));
-	fa->p.tos = tos;
-	fa->p.frag = 0;
-	fa->p.frag_later = 0;
 	fa->vip_id = vip->id;
 	fa->count_vip = 1;
 	fa->src4 = vip->src4;
 	__builtin_memcpy(fa->src6, vip->src6, 16);
 	return XLB_FORWARD;
+}
+
+/* What the general path's parser would have found, for forward(). */
+static __always_inline void fast_pkt(struct fwd_args *fa, __u32 tot,
+				     __u32 ip_len, __u8 tos, __u8 df)
+{
+	fa->p.l3_off = sizeof(struct ethhdr);
+	fa->p.l3_len = tot;
+	fa->p.l4_off = sizeof(struct ethhdr) + ip_len;
+	fa->p.tos = tos;
+	fa->p.frag = 0;
+	fa->p.frag_later = 0;
+	fa->p.df = df;
 }
 
 /*
@@ -912,8 +927,7 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
  * table hit but the one that grows the frame.  The packet tests send such
  * packets through both paths.
  */
-static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa,
-				   const struct xlb_config *cfg)
+static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -954,12 +968,11 @@ static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa,
 		w[4] = *(__u32 *)&th->source | (__u64)ip->protocol << 32 |
 		       (__u64)XLB_FAMILY_INET << 40;
 	}
-	fa->p.df = !!(frag & XLB_IP_DF);
-	return fast_send(ctx, fa, cfg, tot, ip->tos);
+	fast_pkt(fa, tot, sizeof(*ip), ip->tos, !!(frag & XLB_IP_DF));
+	return 0;
 }
 
-static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa,
-				   const struct xlb_config *cfg)
+static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -998,11 +1011,18 @@ static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa,
 		w[4] = *(__u32 *)&th->source | (__u64)ip6->nexthdr << 32 |
 		       (__u64)XLB_FAMILY_INET6 << 40;
 	}
-	fa->p.df = 1;
-	return fast_send(ctx, fa, cfg, tot,
-			 ip6->priority << 4 | ip6->flow_lbl[0] >> 4);
+	fast_pkt(fa, tot, sizeof(*ip6), ip6->priority << 4 | ip6->flow_lbl[0] >> 4,
+		 1);
+	return 0;
 }
 
+/*
+ * Stack: 6.1's verifier rounds each frame up to 32 bytes and allows 512
+ * for the deepest chain, xlb_main -> process() -> pick_stateful(): at
+ * 248 + 144 + 96 bytes that is 256 + 160 + 96 = 512, all of it.  The vm
+ * tier loads the program on 6.1; growing any of these three needs room
+ * made elsewhere first.
+ */
 SEC("xdp")
 int xlb_main(struct xdp_md *ctx)
 {
@@ -1015,9 +1035,12 @@ int xlb_main(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&xlb_config, &key);
 	if (cfg && (void *)(eth + 1) <= (void *)(long)ctx->data_end) {
 		if (eth->h_proto == bpf_htons(ETH_P_IP))
-			action = fast_v4(ctx, &fa, cfg);
+			action = fast_v4(ctx, &fa);
 		else if (eth->h_proto == bpf_htons(ETH_P_IPV6))
-			action = fast_v6(ctx, &fa, cfg);
+			action = fast_v6(ctx, &fa);
+		/* one copy of the second half for both families */
+		if (!action)
+			action = fast_send(ctx, &fa, cfg);
 	}
 	if (action == XLB_GENERAL)
 		action = process(ctx, &fa);
