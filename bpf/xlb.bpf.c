@@ -903,6 +903,23 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	return XLB_FORWARD;
 }
 
+/*
+ * A whole TCP or UDP header right after an IP header of ip_len bytes, in
+ * the frame and within the IP length tot: 0, else -1 (not for the fast
+ * path: another protocol, or cut short).
+ */
+static __always_inline int fast_l4(__u8 proto, const struct tcphdr *th,
+				   const void *end, __u32 tot, __u32 ip_len)
+{
+	if (proto == IPPROTO_TCP)
+		return (void *)(th + 1) > end ||
+		       tot < ip_len + sizeof(*th) || th->doff < 5 ? -1 : 0;
+	if (proto == IPPROTO_UDP)
+		return (void *)th + sizeof(struct udphdr) > end ||
+		       tot < ip_len + sizeof(struct udphdr) ? -1 : 0;
+	return -1;
+}
+
 /* What the general path's parser would have found, for forward(). */
 static __always_inline void fast_pkt(struct fwd_args *fa, __u32 tot,
 				     __u32 ip_len, __u8 tos, __u8 df)
@@ -947,15 +964,8 @@ static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 	tot &= 0xffff;
 	if ((void *)ip + tot > end)
 		return XLB_GENERAL;
-	if (ip->protocol == IPPROTO_TCP) {
-		if ((void *)(th + 1) > end || tot < 40 || th->doff < 5)
-			return XLB_GENERAL;
-	} else if (ip->protocol == IPPROTO_UDP) {
-		if ((void *)th + sizeof(struct udphdr) > end || tot < 28)
-			return XLB_GENERAL;
-	} else {
+	if (fast_l4(ip->protocol, th, end, tot, sizeof(*ip)))
 		return XLB_GENERAL;
-	}
 	/* the flow in five 8-byte stores (see vip_key_of) */
 	{
 		__u64 *w = (__u64 *)&fa->p.flow;
@@ -989,15 +999,9 @@ static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
 	tot = (tot & 0xffff) + sizeof(*ip6);
 	if ((void *)ip6 + tot > end)
 		return XLB_GENERAL;
-	if (ip6->nexthdr == IPPROTO_TCP) {
-		if ((void *)(th + 1) > end || tot < 60 || th->doff < 5)
-			return XLB_GENERAL;
-	} else if (ip6->nexthdr == IPPROTO_UDP) {
-		if ((void *)th + sizeof(struct udphdr) > end || tot < 48)
-			return XLB_GENERAL;
-	} else {
-		return XLB_GENERAL;	/* extension headers, ICMPv6, ... */
-	}
+	/* extension headers, ICMPv6, ...: the general path */
+	if (fast_l4(ip6->nexthdr, th, end, tot, sizeof(*ip6)))
+		return XLB_GENERAL;
 	/* the flow in five 8-byte stores (see vip_key_of) */
 	sa = ip6->saddr.in6_u.u6_addr32;
 	da = ip6->daddr.in6_u.u6_addr32;

@@ -1070,14 +1070,6 @@ int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 	return xlb_dp_table_publish_id(dp, vip_id, t, NULL, err);
 }
 
-__u32 xlb_table_class(__u32 m)
-{
-#define CLASS_OF(c, size)	if (m == (size)) return (c);
-	XLB_TABLE_SIZES_X(CLASS_OF)
-#undef CLASS_OF
-	return XLB_TABLE_CLASS_NONE;
-}
-
 int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 			    const struct xlb_table *t, __u32 *map_id,
 			    struct xlb_err *err)

@@ -176,9 +176,6 @@ int xlb_dp_table_read(const struct xlb_dp *dp, __u32 vip_id,
 int xlb_dp_table_read_map(__u32 map_id, struct xlb_table *out,
 			  struct xlb_err *err);
 
-/* The class of table size m (1 .. XLB_TABLE_CLASSES), 0 if m is no size. */
-__u32 xlb_table_class(__u32 m);
-
 /* --- counters: sums over all CPUs ----------------------------------------- */
 
 int xlb_dp_vip_stats(const struct xlb_dp *dp, __u32 vip_id,

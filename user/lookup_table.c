@@ -14,14 +14,19 @@ const uint32_t xlb_table_sizes[] = { XLB_TABLE_SIZES };
 const size_t xlb_table_sizes_count =
 	sizeof(xlb_table_sizes) / sizeof(xlb_table_sizes[0]);
 
-int xlb_table_size_valid(uint32_t m)
+uint32_t xlb_table_class(uint32_t m)
 {
 	size_t i;
 
 	for (i = 0; i < xlb_table_sizes_count; i++)
 		if (xlb_table_sizes[i] == m)
-			return 1;
-	return 0;
+			return (uint32_t)i + 1;
+	return XLB_TABLE_CLASS_NONE;
+}
+
+int xlb_table_size_valid(uint32_t m)
+{
+	return xlb_table_class(m) != XLB_TABLE_CLASS_NONE;
 }
 
 int xlb_algo_parse(const char *s, uint32_t *algo)

@@ -60,6 +60,11 @@ struct xlb_table {
 
 /* True when m is one of the allowed table sizes. */
 int xlb_table_size_valid(uint32_t m);
+/*
+ * The data path's class of table size m (bpf/table.h): 1 + its place in
+ * the size list, XLB_TABLE_CLASS_NONE if m is no size.
+ */
+uint32_t xlb_table_class(uint32_t m);
 
 /* The allowed sizes, for messages and tools. */
 extern const uint32_t xlb_table_sizes[];

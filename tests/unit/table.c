@@ -284,6 +284,19 @@ static int is_prime(uint32_t n)
 	return 1;
 }
 
+/* Classes number the sizes as the data path's maps do (bpf/table.h). */
+TEST(table_class_is_the_size_s_place_from_one)
+{
+#define CLASS_IS(c, m)	ASSERT_EQ((c), xlb_table_class(m));
+	XLB_TABLE_SIZES_X(CLASS_IS)
+#undef CLASS_IS
+	ASSERT_EQ(XLB_TABLE_CLASSES, xlb_table_sizes_count);
+	ASSERT_EQ(XLB_TABLE_CLASS_NONE, xlb_table_class(0));
+	ASSERT_EQ(XLB_TABLE_CLASS_NONE, xlb_table_class(250));
+	ASSERT_EQ(XLB_TABLE_CLASS_NONE, xlb_table_class(65536));
+	ASSERT_EQ(XLB_TABLE_CLASS_NONE, xlb_table_class(UINT32_MAX));
+}
+
 /* The data path's remainder without a division is hash % M, exactly. */
 TEST(mod_without_division_is_the_remainder_for_every_size)
 {

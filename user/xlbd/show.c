@@ -604,20 +604,21 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 	if (!v->stateless && !xlb_dp_ct_lookup(&d->dp, &f, &ct)) {
 		json_object *c = json_object_new_object();
 		struct xlb_backend be;
-		__u64 now = 0, age;
+		__u64 now = 0, age = 0;
 		__u32 hz = 0;
-		bool valid;
+		bool valid, aged;
 
 		/* last_seen is in the data path's ticks (clock.h) */
-		if (xlb_clock_now(&now) || xlb_clock_hz(&hz))
-			now = ct.last_seen;	/* unknown: shown as fresh */
-		age = (__s64)(now - ct.last_seen) > 0 ? now - ct.last_seen : 0;
+		aged = !xlb_clock_now(&now) && !xlb_clock_hz(&hz);
+		if (aged && (__s64)(now - ct.last_seen) > 0)
+			age = now - ct.last_seen;
 		valid = !xlb_dp_backend_get(&d->dp, ct.backend, &be) &&
 			(be.flags & XLB_BE_F_VALID) && be.epoch == ct.epoch &&
-			(f.proto != IPPROTO_UDP ||
+			(f.proto != IPPROTO_UDP || !aged ||
 			 age <= (__u64)d->state.global.udp_idle_s * hz);
 		jadd(c, "backend", be_json(d, (size_t)vi, ct.backend));
-		jadd(c, "age_ms", jint(xlb_ticks_ms(age, hz)));
+		if (aged)	/* else the clock is unreadable: no age */
+			jadd(c, "age_ms", jint(xlb_ticks_ms(age, hz)));
 		jadd(c, "valid", jbool(valid));
 		jadd(r, "conntrack", c);
 		if (valid)
