@@ -30,6 +30,19 @@ static __always_inline __u32 encap_overhead(const struct xlb_backend *be)
 	       XLB_GUE_PRIV_LEN(addr_len(be->family));
 }
 
+/*
+ * The next hop's addresses into the Ethernet header at eth: dmac and smac
+ * are 12 bytes from an 8-byte boundary of the entry (structs.h), stored
+ * as three words, not 12 byte loads and stores (the packet needs no
+ * alignment on the architectures XDP runs on).
+ */
+static __always_inline void write_eth_addrs(struct ethhdr *eth,
+					    const struct xlb_backend *be)
+{
+	*(__u64 *)eth = *(const __u64 *)be->dmac;
+	*(__u32 *)((__u8 *)eth + 8) = *(const __u32 *)&be->smac[2];
+}
+
 /* What the outer headers need to know. */
 struct encap_args {
 	const struct xlb_backend *be;

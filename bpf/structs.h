@@ -195,6 +195,9 @@ struct xlb_backend {
 };
 
 _Static_assert(sizeof(struct xlb_backend) == 40, "xlb_backend layout");
+_Static_assert(__builtin_offsetof(struct xlb_backend, dmac) % 8 == 0 &&
+	       __builtin_offsetof(struct xlb_backend, smac) == 30,
+	       "next hop addresses: 12 bytes from an 8-byte boundary");
 
 /*
  * Connection table.  An array of buckets of XLB_CT_WAYS entries, shared by

@@ -265,13 +265,13 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 	__u64 now = bpf_jiffies64();
 	__u64 h = xlb_ct_hash(&cfg->ct_key, f), vage = 0;
 	__u32 base = xlb_ct_bucket(h, cfg->ct_buckets) * XLB_CT_WAYS, w;
-	struct xlb_ct_entry *e, *victim = NULL;
+	struct xlb_ct_entry *e, *victim = NULL, *hit = NULL;
 	int err;
 
 #pragma unroll
 	for (w = 0; w < XLB_CT_WAYS; w++) {
 		__u32 idx = base + w;
-		__u64 v0, v1, age;
+		__u64 v1, age;
 
 		e = bpf_map_lookup_elem(&xlb_conntrack, &idx);
 		if (!e)
@@ -285,31 +285,8 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 			continue;
 		}
 		if (ct_flow_eq(e, f)) {
-			struct xlb_backend *be;
-
-			v0 = CT_V0(e);
-			victim = e;	/* re-picked in place unless it holds */
-			if ((__u32)(v1 >> 32) != xlb_ct_check(h, v0, (__u32)v1))
-				break;	/* torn: a miss */
-			be = backend_get((__u16)v1);
-			age = ct_age(now, e->last_seen);
-			if (!be || be->epoch != (__u32)v0 ||
-			    (f->proto == IPPROTO_UDP &&
-			     age > (__u64)cfg->udp_idle_s * cfg->hz))
-				break;
-			if (vs)
-				vs->ct_hits++;
-			*bep = be;
-			ch->id = (__u16)v1;
-			ch->hash = (__u32)(v0 >> 32);
-			/* hop list (GUE only): the table's secondary */
-			ch->slot.secondary = XLB_BACKEND_NONE;
-			if (be->encap == XLB_ENCAP_GUE &&
-			    table_pick(vip, ch->hash, &ch->slot))
-				ch->slot.secondary = XLB_BACKEND_NONE;
-			if (age > cfg->hz)	/* refreshed once a second */
-				e->last_seen = now;
-			return 0;
+			hit = e;
+			break;
 		}
 		age = ct_age(now, e->last_seen);	/* the oldest goes */
 		if (!victim || age > vage) {
@@ -317,6 +294,34 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 			vage = age;
 		}
 	}
+	if (hit) {
+		struct xlb_backend *be;
+		__u64 v0 = CT_V0(hit), v1 = CT_V1(hit), age;
+
+		victim = hit;	/* re-picked in place unless it holds */
+		if ((__u32)(v1 >> 32) != xlb_ct_check(h, v0, (__u32)v1))
+			goto miss;	/* torn: a miss */
+		be = backend_get((__u16)v1);
+		age = ct_age(now, hit->last_seen);
+		if (!be || be->epoch != (__u32)v0 ||
+		    (f->proto == IPPROTO_UDP &&
+		     age > (__u64)cfg->udp_idle_s * cfg->hz))
+			goto miss;
+		if (vs)
+			vs->ct_hits++;
+		*bep = be;
+		ch->id = (__u16)v1;
+		ch->hash = (__u32)(v0 >> 32);
+		/* hop list (GUE only): the table's secondary */
+		ch->slot.secondary = XLB_BACKEND_NONE;
+		if (be->encap == XLB_ENCAP_GUE &&
+		    table_pick(vip, ch->hash, &ch->slot))
+			ch->slot.secondary = XLB_BACKEND_NONE;
+		if (age > cfg->hz)	/* refreshed once a second */
+			hit->last_seen = now;
+		return 0;
+	}
+miss:
 	if (vs)
 		vs->ct_misses++;
 	err = pick_from_table(cfg, vip, f, ch, bep);
@@ -620,8 +625,7 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	eth = data;
 	if ((void *)(eth + 1) > end)
 		return drop(XLB_EV_MALFORMED);
-	__builtin_memcpy(eth->h_dest, be->dmac, 6);
-	__builtin_memcpy(eth->h_source, be->smac, 6);
+	write_eth_addrs(eth, be);
 	if (!be->ifindex || be->ifindex == ctx->ingress_ifindex)
 		action = XDP_TX;
 	else
@@ -877,11 +881,10 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 		eth = data;
 		if ((void *)(eth + 1) > end)
 			return drop(XLB_EV_MALFORMED);
-		__builtin_memcpy(eth->h_dest, be->dmac, 6);
-		__builtin_memcpy(eth->h_source, be->smac, 6);
-		eth->h_proto = be->family == XLB_FAMILY_INET ?
-				       bpf_htons(ETH_P_IP) :
-				       bpf_htons(ETH_P_IPV6);
+		write_eth_addrs(eth, be);
+		*(__be16 *)((__u8 *)eth + 12) = be->family == XLB_FAMILY_INET ?
+							bpf_htons(ETH_P_IP) :
+							bpf_htons(ETH_P_IPV6);
 		c.pos = eth + 1;
 		c.end = end;
 		/* IPv4 in IPv4 by itself: the commonest, and the shortest */
