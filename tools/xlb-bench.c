@@ -31,6 +31,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
@@ -120,11 +122,17 @@ static void fig_json(const struct fig *f)
 	printf("{\"bench\":\"%s\",\"name\":\"%s\",\"value\":%.10g,\"unit\":\"%s\",\"statistic\":\"%s\",\"min\":%.10g,\"max\":%.10g,\"runs\":%d,",
 	       f->bench, f->name, f->value, f->unit, f->stat, f->min, f->max,
 	       f->runs);
-	if (f->baseline > 0)
-		printf("\"baseline\":%.10g,\"ratio\":%.4f,\"baseline_is\":\"%s\",",
+	if (f->baseline > 0) {
+		/* a file name (pkt --against) may need escaping */
+		struct json_object *what = json_object_new_string(
+			f->baseline_what ? f->baseline_what : "");
+
+		printf("\"baseline\":%.10g,\"ratio\":%.4f,\"baseline_is\":%s,",
 		       f->baseline, f->value / f->baseline,
-		       f->baseline_what ? f->baseline_what : "");
-	else
+		       json_object_to_json_string_ext(what,
+						      JSON_C_TO_STRING_PLAIN));
+		json_object_put(what);
+	} else
 		printf("\"baseline\":null,\"ratio\":null,");
 	printf("\"params\":{%s}%s%s}\n", f->params, f->extra[0] ? "," : "",
 	       f->extra);
@@ -540,6 +548,9 @@ struct new_flow_gen {
 	long base;
 };
 
+/* First new flow of an --against build: far from any of this build's. */
+#define AGAINST_FLOWS	(1L << 32)
+
 static size_t gen_new_flow(void *ctx, long i, __u8 *buf)
 {
 	const struct new_flow_gen *g = ctx;
@@ -583,6 +594,50 @@ static int run_case(int prog_fd, const struct path *pa, long first,
 }
 
 /*
+ * pkt --against FILE: another build of xlb.bpf.o, loaded on the maps of
+ * this one (same names, same layout), runs each path in place of the
+ * XDP_TX program.  The ratio then compares two builds of the data path at
+ * the same moment of the machine, which two runs one after the other do
+ * not (their ratios drift by more than most changes are worth).
+ */
+static const char *against;
+static struct bpf_object *against_obj;
+
+static int against_load(struct xlb_bpf *skel, struct xlb_err *err)
+{
+	struct bpf_program *prog;
+	struct bpf_map *m;
+	char msg[128];
+	int ret;
+
+	against_obj = bpf_object__open_file(against, NULL);
+	if (!against_obj) {
+		ret = -errno;
+		libbpf_strerror(ret, msg, sizeof(msg));
+		return xlb_errf(err, -ret, "--against %s: cannot open: %s",
+				against, msg);
+	}
+	prog = bpf_object__find_program_by_name(against_obj, "xlb_main");
+	if (!prog)
+		return xlb_errf(err, EINVAL, "--against %s: no program xlb_main (not a build of xlb.bpf.o)",
+				against);
+	bpf_object__for_each_map(m, against_obj) {
+		struct bpf_map *own = bpf_object__find_map_by_name(
+			skel->obj, bpf_map__name(m));
+
+		if (!own || bpf_map__fd(own) < 0)
+			continue;	/* .rodata and the like: its own */
+		if (bpf_map__reuse_fd(m, bpf_map__fd(own)))
+			return xlb_errf(err, errno, "--against %s: cannot share map %s",
+					against, bpf_map__name(m));
+	}
+	if (bpf_object__load(against_obj))
+		return xlb_errf(err, errno, "--against %s: cannot load it on this build's maps (another map layout?): %s",
+				against, strerror(errno));
+	return bpf_program__fd(prog);
+}
+
+/*
  * The case and the baseline program in alternating blocks of calls, so
  * that both see the same machine: on a shared host the speed of a CPU
  * changes from one second to the next, and a baseline measured before
@@ -600,7 +655,17 @@ static int run_pair(int base_fd, int prog_fd, const struct path *pa,
 
 	for (done = 0; done < calls; done += n) {
 		n = calls - done < PAIR_BLOCK ? calls - done : PAIR_BLOCK;
-		ret = run_case(base_fd, &baseline_path, 0, n, NULL, NULL, &x);
+		if (against_obj) {
+			/* the same path; new flows of its own, never this one's */
+			struct new_flow_gen g = { pa, AGAINST_FLOWS };
+
+			if (gen)
+				g.base += ((struct new_flow_gen *)ctx)->base;
+			ret = run_case(base_fd, pa, done, n, gen, &g, &x);
+		} else {
+			ret = run_case(base_fd, &baseline_path, 0, n, NULL,
+				       NULL, &x);
+		}
 		if (ret)
 			return ret;
 		b += x * n;
@@ -708,6 +773,14 @@ static int bench_pkt(const struct opts *o)
 	pin_cpu(sched_getcpu());	/* test runs execute where we run */
 	main_fd = bpf_program__fd(b.skel->progs.xlb_main);
 	base_fd = bpf_program__fd(b.reflect->progs.xlb_reflect);
+	if (against) {
+		base_fd = against_load(b.skel, &err);
+		if (base_fd < 0) {
+			fprintf(stderr, "xlb-bench: %s\n", err.msg);
+			ret = 1;
+			goto out;
+		}
+	}
 	for (r = 0, ret = 0; r < nr; r++) {
 		for (i = 0; !ret && i < NPATHS; i++) {
 			struct new_flow_gen g = { &paths[i], (long)r * o->calls };
@@ -731,6 +804,9 @@ static int bench_pkt(const struct opts *o)
 		printf("ns per packet, BPF_PROG_TEST_RUN, repeat=1: median over %d rounds of the mean of %ld calls; connection table of %u flows\n",
 		       nr, o->calls,
 		       ct_entries ? ct_entries : XLB_CONNTRACK_DEFAULT);
+		if (against)
+			printf("baseline: %s on the same maps, each path (ratio < 1: this build is faster)\n",
+			       against);
 		if (!ct_entries)
 			verifier_figures(o, &b);
 		printf("%-14s %8s %8s %8s %12s %7s\n", "path", "ns", "min",
@@ -740,7 +816,8 @@ static int bench_pkt(const struct opts *o)
 	}
 	for (i = 0; i < NPATHS; i++) {
 		struct fig f = { .bench = "pkt", .unit = "ns",
-				 .baseline_what = "XDP_TX-only program" };
+				 .baseline_what = against ? against :
+					"XDP_TX-only program" };
 		double rmin, rmax, base_med;
 
 		if (o->path && strcmp(o->path, paths[i].name))
@@ -753,13 +830,14 @@ static int bench_pkt(const struct opts *o)
 		fig_median(&f, &ns[i * nr], nr);
 		base_med = median_of(&base[i * nr], nr);
 		f.baseline = base_med;
-		/* another table size is another figure */
+		/* another table size, another baseline: another figure */
 		if (ct_entries)
-			snprintf(f.name, sizeof(f.name), "pkt_ct%u.%s",
-				 ct_entries, paths[i].name);
-		else
-			snprintf(f.name, sizeof(f.name), "pkt.%s",
+			snprintf(f.name, sizeof(f.name), "pkt%s_ct%u.%s",
+				 against ? "_vs" : "", ct_entries,
 				 paths[i].name);
+		else
+			snprintf(f.name, sizeof(f.name), "pkt%s.%s",
+				 against ? "_vs" : "", paths[i].name);
 		PARAM(&f, "\"path\":\"%s\",\"calls_per_round\":%ld,\"rounds\":%d,\"packet_bytes\":%d,\"ratio_min\":%.3f,\"ratio_max\":%.3f,\"conntrack_entries\":%u",
 		      paths[i].name, o->calls, nr,
 		      paths[i].family == 4 ? 118 : 138, rmin, rmax,
@@ -777,6 +855,8 @@ static int bench_pkt(const struct opts *o)
 	}
 	ret = 0;
 out:
+	bpf_object__close(against_obj);
+	against_obj = NULL;
 	pkt_teardown(&b);
 	free(base);
 	free(ns);
@@ -2006,7 +2086,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: xlb-bench [-j] [--runs N] [--calls N] [--rounds N] [--quick]\n"
 		"                 [--path NAME] [--vips LIST] [--ct-fill LIST]\n"
-		"                 [--conntrack-entries N] SUBCOMMAND\n"
+		"                 [--conntrack-entries N] [--against FILE] SUBCOMMAND\n"
 		"\n"
 		"Prints performance figures; never a pass/fail verdict.  The whole suite,\n"
 		"with a report, results.json and plots: make bench (tools/bench.sh).\n"
@@ -2045,6 +2125,10 @@ static void usage(FILE *f)
 		"  --conntrack-entries N\n"
 		"                   pkt: connection table size (default 1048576);\n"
 		"                   the figures are then named pkt_ctN.PATH\n"
+		"  --against FILE   pkt: run FILE, another build of xlb.bpf.o, on this\n"
+		"                   build's maps in place of the XDP_TX program: the\n"
+		"                   ratio compares the two builds (< 1: this one is\n"
+		"                   faster); the figures are then named pkt_vs.PATH\n"
 		"  --ct-fill LIST   pkt-scale: connection-table fill fractions\n"
 		"                   (default 0,0.25,0.5,0.75,1)\n"
 		"  --quick          smoke mode: 3 runs, 2 rounds of 2000 calls, small cases\n"
@@ -2103,6 +2187,7 @@ int main(int argc, char **argv)
 		{ "vips", required_argument, NULL, 'V' },
 		{ "ct-fill", required_argument, NULL, 'F' },
 		{ "conntrack-entries", required_argument, NULL, 'T' },
+		{ "against", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2158,6 +2243,14 @@ int main(int argc, char **argv)
 			ct_entries = (__u32)n;
 			break;
 		}
+		case 'A':
+			if (access(optarg, R_OK)) {
+				fprintf(stderr, "xlb-bench: --against %s: %s\n",
+					optarg, strerror(errno));
+				return 2;
+			}
+			against = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -2191,6 +2284,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind];
+	if (against && strcmp(cmd, "pkt")) {
+		fprintf(stderr, "xlb-bench: --against is for pkt only\n");
+		return 2;
+	}
 	if (ct_entries && strcmp(cmd, "pkt")) {
 		fprintf(stderr, "xlb-bench: --conntrack-entries is for pkt only\n");
 		return 2;

@@ -47,8 +47,13 @@ check "bad --conntrack-entries, or it with another part than pkt, exits 2" \
 	'[[ $($BENCH --conntrack-entries 255 pkt 2>&1 >/dev/null) == *--conntrack-entries* ]] &&
 	 { $BENCH --conntrack-entries 1e3 pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
 	 [[ $($BENCH --conntrack-entries 1000 tables 2>&1 >/dev/null) == *"pkt only"* ]]'
+check "bad --against, or it with another part than pkt, exits 2" \
+	'[[ $($BENCH --against "$tmp/none.o" pkt 2>&1 >/dev/null) == *--against* ]] &&
+	 { $BENCH --against "$tmp/none.o" pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
+	 [[ $($BENCH --against $O/xlb.bpf.o tables 2>&1 >/dev/null) == *"pkt only"* ]]'
 if [[ $root -eq 0 ]]; then
 	skip "pkt -j" "needs root"
+	skip "pkt --against" "needs root"
 else
 	out=$($BENCH --quick -j pkt 2>&1)
 	check "pkt -j prints every path with a baseline ratio, and the verifier's figures" \
@@ -66,6 +71,23 @@ for r in paths.values():
     assert r[\"min\"] <= r[\"value\"] <= r[\"max\"]
     assert abs(r[\"ratio\"] - r[\"ns\"] / r[\"baseline_ns\"]) <= 0.01 * r[\"ratio\"] + 0.01
 " <<<"$out"'
+	out=$($BENCH --quick -j --against $O/xlb.bpf.o --path ct_hit pkt 2>&1)
+	check "pkt --against names the other build as the baseline of pkt_vs figures" \
+		'python3 -c "
+import json, sys
+recs = [json.loads(l) for l in sys.stdin.read().splitlines()]
+p = [r for r in recs if r[\"bench\"] == \"pkt\"]
+assert [r[\"name\"] for r in p] == [\"pkt_vs.ct_hit\"], p
+r = p[0]
+assert r[\"baseline_is\"] == sys.argv[1] and r[\"baseline_ns\"] > 0, r
+assert abs(r[\"ratio\"] - r[\"ns\"] / r[\"baseline_ns\"]) <= 0.01 * r[\"ratio\"] + 0.01, r
+" "$O/xlb.bpf.o" <<<"$out"'
+	cp $O/xlb_reflect.bpf.o "$tmp/other.o"
+	printf 'not an ELF object\n' >"$tmp/text.o"
+	check "pkt --against an object without xlb_main, or no object, fails naming it" \
+		'[[ $($BENCH --quick --against "$tmp/other.o" pkt 2>&1 >/dev/null) == *"$tmp/other.o"*xlb_main* ]] &&
+		 ! $BENCH --quick --against "$tmp/other.o" pkt >/dev/null 2>&1 &&
+		 [[ $($BENCH --quick --against "$tmp/text.o" pkt 2>&1 >/dev/null) == *"$tmp/text.o"*"cannot open"* ]]'
 fi
 
 # the suite, in smoke mode, into a folder of its own
