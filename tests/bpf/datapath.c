@@ -339,30 +339,49 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-/* Readings of the tick clock advance at hz ticks per second. */
+/*
+ * Readings of the tick clock advance at hz ticks per second.  A tick can
+ * only come late (an emulated guest takes its timer interrupts when the
+ * host gets round to them), never early: each try bounds the count from
+ * above, and the least late of three bounds it from below.
+ */
 TEST(clock_now_counts_ticks_at_hz)
 {
-	__u64 t0, t1, m0, m1, want;
+	__u64 t0, t1, m0, m1, want, got, best = 0, best_want = 0;
 	__u32 hz;
+	int i;
 
 	ASSERT_EQ(0, xlb_clock_hz(&hz));
-	m0 = mono_ns();
-	ASSERT_EQ(0, xlb_clock_now(&t0));
-	usleep(300 * 1000);
-	ASSERT_EQ(0, xlb_clock_now(&t1));
-	m1 = mono_ns();
-	ASSERT_LT(t0, t1);
-	/*
-	 * ticks of a tick counter at hz: within a tenth of the elapsed time
-	 * (ticks under emulation come late; another unit or rate is off by
-	 * far more)
-	 */
-	want = (m1 - m0) * hz / 1000000000ULL;
-	EXPECT_LE(t1 - t0, want + want / 10 + 2)
-		TH_LOG("%llu ticks in %llu ns at %u Hz",
-		       (unsigned long long)(t1 - t0),
-		       (unsigned long long)(m1 - m0), hz);
-	EXPECT_GE(t1 - t0 + want / 10 + 2, want);
+	for (i = 0; i < 3; i++) {
+		m0 = mono_ns();
+		ASSERT_EQ(0, xlb_clock_now(&t0));
+		usleep(300 * 1000);
+		ASSERT_EQ(0, xlb_clock_now(&t1));
+		m1 = mono_ns();
+		ASSERT_LT(t0, t1);
+		/*
+		 * ticks of a tick counter at hz: within a tenth of the
+		 * elapsed time (another unit or rate is off by far more)
+		 */
+		want = (m1 - m0) * hz / 1000000000ULL;
+		got = t1 - t0;
+		EXPECT_LE(got, want + want / 10 + 2)
+			TH_LOG("%llu ticks in %llu ns at %u Hz",
+			       (unsigned long long)got,
+			       (unsigned long long)(m1 - m0), hz);
+		if (!best_want || got * best_want > best * want) {
+			best = got;
+			best_want = want;
+		}
+		if (got + want / 10 + 2 >= want)
+			break;
+		TH_LOG("try %d: %llu ticks, %llu expected: late ticks, again",
+		       i + 1, (unsigned long long)got,
+		       (unsigned long long)want);
+	}
+	EXPECT_GE(best + best_want / 10 + 2, best_want)
+		TH_LOG("best of %d tries: %llu ticks, %llu expected", i,
+		       (unsigned long long)best, (unsigned long long)best_want);
 }
 
 /* --- VIPs ----------------------------------------------------------------- */
