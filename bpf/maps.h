@@ -112,6 +112,14 @@ struct {
 	__type(value, __u64);
 } xlb_actions SEC(".maps");
 
+/* Never read by the program: its max_entries is XLB_DP_ABI (structs.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_DP_ABI);
+	__type(key, __u32);
+	__type(value, __u8);
+} xlb_abi SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
 	__uint(max_entries, 64);

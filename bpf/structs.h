@@ -56,6 +56,17 @@
 #define XLB_CONNTRACK_MAX	(1u << 26)
 #define XLB_ACTIONS		5	/* XDP_ABORTED .. XDP_REDIRECT */
 
+/*
+ * Data path ABI: what the program and libxlb agree on beyond the layouts
+ * the map checks see (hashes, index placement, the entry protocols, flag
+ * meanings).  Bump it with any change to those: an xlbd adopts only a
+ * pinned data path of its own ABI, so that an upgraded daemon never
+ * drives a running program of another build.  The map xlb_abi carries it
+ * as its size (maps.h): fixed by the object at load, pinned with the
+ * other maps, read back without anybody writing it.
+ */
+#define XLB_DP_ABI		1
+
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
 #define XLB_TTL_DEFAULT		64

@@ -1512,7 +1512,7 @@ static int bench_memory(const struct opts *o)
 	struct pkt_bench b = {};
 	struct xlb_err err = { "" };
 	struct map_mem ct, vips, outer, vstats, be, bstats, tab;
-	int fds[12], ncpu = libbpf_num_possible_cpus(), ret = 1;
+	int fds[13], ncpu = libbpf_num_possible_cpus(), ret = 1;
 	double vip_fixed, vip_payload, table_default = 0;
 	long long total = 0;
 	long before, after;
@@ -1645,7 +1645,8 @@ static int bench_memory(const struct opts *o)
 		fds[11] = bpf_map_lookup_elem(b.dp.vip_index, &zero, &id) ?
 				  -1 : bpf_map_get_fd_by_id(id);
 	}
-	for (i = 0; i < 12; i++) {
+	fds[12] = b.dp.abi;
+	for (i = 0; i < 13; i++) {
 		long long m = fds[i] >= 0 ? map_memlock(fds[i]) : 0;
 
 		total += m > 0 ? m : 0;

@@ -58,6 +58,9 @@ struct map_spec {
 	{ n, offsetof(struct xlb_dp, field), t, k, v, min, what }
 
 static const struct map_spec map_specs[] = {
+	/* first: another ABI explains any other difference */
+	SPEC(XLB_MAP_ABI, abi, BPF_MAP_TYPE_ARRAY, 4, 1, XLB_DP_ABI,
+	     "__u8 (its size is the data path ABI)"),
 	SPEC(XLB_MAP_CONFIG, config, BPF_MAP_TYPE_ARRAY, 4,
 	     sizeof(struct xlb_config), 1, "struct xlb_config"),
 	SPEC(XLB_MAP_VIPS, vips, BPF_MAP_TYPE_HASH, sizeof(struct xlb_vip_key),
@@ -151,6 +154,10 @@ static int map_check(int fd, const struct map_spec *s, struct xlb_err *err)
 				"map %s has %u-byte keys and %u-byte values, expected %u and %u (%s): the maps are from another xlb version",
 				s->name, info.key_size, info.value_size,
 				s->key_size, s->value_size, s->value);
+	if (!strcmp(s->name, XLB_MAP_ABI) && info.max_entries != XLB_DP_ABI)
+		return xlb_errf(err, EPROTO,
+				"the data path is of data path ABI %u, this build of xlb speaks ABI %u: the program and the maps are another xlb version's",
+				info.max_entries, XLB_DP_ABI);
 	if (info.max_entries < s->min_entries)
 		return xlb_errf(err, EINVAL,
 				"map %s has %u entries, expected at least %u",
@@ -240,10 +247,13 @@ int xlb_dp_from_pins(struct xlb_dp *dp, const char *dir, struct xlb_err *err)
 		fd = bpf_obj_get(path);
 		if (fd < 0) {
 			ret = xlb_errf(err, -fd,
-				       "cannot open pinned map %s: %s%s", path,
+				       "cannot open pinned map %s: %s%s%s", path,
 				       strerror(-fd), fd == -ENOENT ?
-				       " (is the data path loaded and pinned there?)" :
-				       "");
+				       " (is the data path loaded and pinned there?" :
+				       "", fd != -ENOENT ? "" : s->fd_off ==
+				       offsetof(struct xlb_dp, abi) ?
+				       " A data path of an xlb version before data path ABI 1 has no such map)" :
+				       ")");
 			goto fail;
 		}
 		ret = dp_adopt(dp, s, fd, err);

@@ -36,6 +36,7 @@ struct xlb_dp {
 	int events;		/* xlb_events */
 	int actions;		/* xlb_actions */
 	int tx_ports;		/* xlb_tx_ports */
+	int abi;		/* xlb_abi: XLB_DP_ABI entries */
 	int ncpus;		/* possible CPUs: per-CPU value count */
 	/* xlb_dp_vip_hold: VIP changes wait for xlb_dp_vip_release */
 	int vip_holds;
@@ -62,6 +63,7 @@ struct xlb_dp {
 #define XLB_MAP_EVENTS		"xlb_events"
 #define XLB_MAP_ACTIONS		"xlb_actions"
 #define XLB_MAP_TX_PORTS	"xlb_tx_ports"
+#define XLB_MAP_ABI		"xlb_abi"
 
 /* Name of the inner table maps publish creates (bpftool map list). */
 #define XLB_TABLE_MAP_NAME	"xlb_tbl"

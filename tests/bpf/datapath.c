@@ -116,11 +116,12 @@ static int dp_create(struct xlb_dp *dp)
 			      sizeof(__u64), XLB_ACTIONS, 0, 0);
 	dp->tx_ports = map_new(BPF_MAP_TYPE_DEVMAP_HASH, "xlb_tx_ports", 4, 4,
 			       64, 0, 0);
+	dp->abi = map_new(BPF_MAP_TYPE_ARRAY, "xlb_abi", 4, 1, XLB_DP_ABI, 0, 0);
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->config < 0 || dp->vips < 0 || dp->vip_index < 0 ||
 	    dp->backends < 0 || dp->conntrack < 0 || dp->vip_stats < 0 ||
 	    dp->backend_stats < 0 || dp->events < 0 || dp->actions < 0 ||
-	    dp->tx_ports < 0 || dp->ncpus <= 0)
+	    dp->tx_ports < 0 || dp->abi < 0 || dp->ncpus <= 0)
 		return -1;
 	return 0;
 }
@@ -1140,7 +1141,7 @@ static const char *const pin_names[] = {
 	XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_BACKENDS,
 	XLB_MAP_CONNTRACK, XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS,
 	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS, XLB_MAP_VIP_INDEX,
-	XLB_TABLE_SIZES_X(TABLE_PIN)
+	XLB_MAP_ABI, XLB_TABLE_SIZES_X(TABLE_PIN)
 };
 
 static int pin(const char *dir, const char *name, int fd)
@@ -1161,14 +1162,15 @@ TEST_F(dp, from_pins)
 		self->dp.config, self->dp.vips,
 		self->dp.backends, self->dp.conntrack, self->dp.vip_stats,
 		self->dp.backend_stats, self->dp.events, self->dp.actions,
-		self->dp.tx_ports, self->dp.vip_index,
+		self->dp.tx_ports, self->dp.vip_index, self->dp.abi,
 		XLB_TABLE_SIZES_X(TABLE_FD)
 	};
 	struct xlb_vip_key k = vip4("203.0.113.30", 80, IPPROTO_TCP);
 	struct xlb_vip v = { .id = 12 }, got;
 	struct xlb_table t, back = { 0 };
 	struct xlb_dp pinned, again;
-	char path[256];
+	char path[256], want[64];
+	int other;
 	size_t i;
 
 	/* a private mount namespace and bpffs: nothing leaks out of the test */
@@ -1207,6 +1209,34 @@ TEST_F(dp, from_pins)
 		TH_LOG("%s", self->err.msg);
 	TH_LOG("%s", self->err.msg);
 	EXPECT_EQ(-1, pinned.config) TH_LOG("fds left open after an error");
+
+	/* another data path ABI: named as such, before any other map */
+	ASSERT_EQ(0, pin(dir, XLB_MAP_VIPS, self->dp.vips));
+	other = bpf_map_create(BPF_MAP_TYPE_ARRAY, XLB_MAP_ABI, 4, 1,
+			       XLB_DP_ABI + 1, NULL);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, pin(dir, XLB_MAP_ABI, other));
+	close(other);
+	ASSERT_EQ(0, pin(dir, XLB_MAP_CONFIG, self->dp.vips));
+	EXPECT_EQ(-EPROTO, xlb_dp_from_pins(&pinned, dir, &self->err));
+	snprintf(want, sizeof(want),
+		 "of data path ABI %u, this build of xlb speaks ABI %u",
+		 XLB_DP_ABI + 1, XLB_DP_ABI);
+	EXPECT_NE(NULL, strstr(self->err.msg, want))
+		TH_LOG("%s", self->err.msg);
+	TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(-1, pinned.abi) TH_LOG("fds left open after an error");
+	ASSERT_EQ(0, pin(dir, XLB_MAP_CONFIG, self->dp.config));
+	/* a data path from before the ABI map */
+	snprintf(path, sizeof(path), "%s/%s", dir, XLB_MAP_ABI);
+	ASSERT_EQ(0, unlink(path));
+	EXPECT_EQ(-ENOENT, xlb_dp_from_pins(&pinned, dir, &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "before data path ABI 1"))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, pin(dir, XLB_MAP_ABI, self->dp.abi));
+	ASSERT_EQ(0, xlb_dp_from_pins(&pinned, dir, &self->err))
+		TH_LOG("the pins put back: %s", self->err.msg);
+	xlb_dp_close(&pinned);
 
 	/* a missing map */
 	snprintf(path, sizeof(path), "%s/%s", dir, XLB_MAP_EVENTS);
@@ -1327,7 +1357,7 @@ TEST(from_obj_names_missing_map)
 	skel = flow_hash_bpf__open();
 	ASSERT_NE(NULL, skel);
 	EXPECT_EQ(-ENOENT, xlb_dp_from_obj(&dp, skel->obj, &err));
-	EXPECT_NE(NULL, strstr(err.msg, "no map named xlb_config"))
+	EXPECT_NE(NULL, strstr(err.msg, "no map named " XLB_MAP_ABI))
 		TH_LOG("%s", err.msg);
 	flow_hash_bpf__destroy(skel);
 }

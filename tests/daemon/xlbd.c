@@ -667,6 +667,68 @@ TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
 	xlb_dp_close(&dp);
 }
 
+/* Put the map m under the name xlb_abi among the pins. */
+static int abi_pin(struct env *e, int m)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/" XLB_MAP_ABI, e->pins);
+	unlink(path);
+	return bpf_obj_pin(m, path);
+}
+
+/*
+ * A data path of another data path ABI (a running program of another xlb
+ * build) is not adopted: the daemon says so and exits, and the program
+ * goes on forwarding untouched.  `xlbd --cleanup` removes it, detached
+ * from its interfaces too.
+ */
+TEST_F(xlbd, data_path_of_another_abi_is_left_running_and_cleanup_removes_it)
+{
+	char path[300];
+	__u32 prog1;
+	int mine, other;
+	json_object *j;
+
+	ASSERT_EQ(0, ctl(&self->e, "link attach xdA")) TH_LOG("%s", out);
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	prog1 = xdp_prog_on(&self->e, "xdA");
+	ASSERT_NE(0, prog1);
+	daemon_stop(&self->e, SIGKILL);
+	snprintf(path, sizeof(path), "%s/" XLB_MAP_ABI, self->e.pins);
+	mine = bpf_obj_get(path);
+	ASSERT_LE(0, mine) TH_LOG("%s: %s", path, strerror(errno));
+	other = bpf_map_create(BPF_MAP_TYPE_ARRAY, XLB_MAP_ABI, 4, 1,
+			       XLB_DP_ABI + 1, NULL);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, abi_pin(&self->e, other));
+
+	EXPECT_EQ(-1, daemon_start(&self->e, NULL)) TH_LOG("adopted");
+	sh("grep -c 'of data path ABI %u, this build of xlb speaks ABI %u.*goes on forwarding' %s/xlbd.log",
+	   XLB_DP_ABI + 1, XLB_DP_ABI, self->e.dir);
+	EXPECT_STREQ("1\n", out);
+	EXPECT_EQ(prog1, xdp_prog_on(&self->e, "xdA"));
+	snprintf(path, sizeof(path), "%s/" XLB_MAP_CONFIG, self->e.pins);
+	EXPECT_EQ(0, access(path, F_OK)) TH_LOG("pins removed");
+
+	/* its own ABI back: adopted as it was left */
+	ASSERT_EQ(0, abi_pin(&self->e, mine));
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	EXPECT_EQ(prog1, xdp_prog_on(&self->e, "xdA"));
+	j = ctl_json(&self->e, "status");
+	EXPECT_STREQ("true", jget_str(j, "adopted"));
+	json_object_put(j);
+
+	daemon_stop(&self->e, SIGKILL);
+	ASSERT_EQ(0, abi_pin(&self->e, other));
+	EXPECT_EQ(0, sh("nsenter --net=/var/run/netns/%s build/xlbd --instance %s --state-dir %s --cleanup 2>&1",
+			self->e.ns, self->e.inst, self->e.dir)) TH_LOG("%s", out);
+	EXPECT_EQ(0, xdp_prog_on(&self->e, "xdA")) TH_LOG("left attached");
+	EXPECT_NE(0, access(self->e.pins, F_OK)) TH_LOG("left pinned");
+	close(other);
+	close(mine);
+}
+
 /*
  * The connection table's size is fixed when the data path is loaded; a
  * daemon that adopts it keeps it (resizing would drop every flow) and says

@@ -386,16 +386,14 @@ static int load_fresh(struct xlbd *d, struct xlb_err *err)
 	return 0;
 }
 
-static int open_pinned(struct xlbd *d, struct xlb_err *err)
+/* The pinned program alone: enough to detach it, whatever its version. */
+static int open_prog(struct xlbd *d, struct xlb_err *err)
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 len = sizeof(info);
 	char p[600];
 	int ret;
 
-	ret = xlb_dp_from_pins(&d->dp, d->pin_dir, err);
-	if (ret)
-		return ret;
 	snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
 	d->prog_fd = bpf_obj_get(p);
 	if (d->prog_fd < 0)
@@ -412,6 +410,13 @@ static int open_pinned(struct xlbd *d, struct xlb_err *err)
 				strerror(-ret));
 	}
 	return 0;
+}
+
+static int open_pinned(struct xlbd *d, struct xlb_err *err)
+{
+	int ret = xlb_dp_from_pins(&d->dp, d->pin_dir, err);
+
+	return ret ? ret : open_prog(d, err);
 }
 
 /* An adopted connection table keeps its size: resizing would drop it. */
@@ -445,12 +450,16 @@ static int data_path_start(struct xlbd *d)
 	if (!access(p, F_OK)) {
 		ret = open_pinned(d, &err);
 		if (ret) {
-			log_err("cannot adopt the data path pinned under %s: %s; if it belongs to another xlb version, run `xlbd --cleanup%s%s` first",
-				d->pin_dir, err.msg,
-				strcmp(d->o.instance, "default") ?
-				" --instance " : "",
-				strcmp(d->o.instance, "default") ?
-				d->o.instance : "");
+			const char *other = strcmp(d->o.instance, "default") ?
+					    " --instance " : "";
+			const char *inst = *other ? d->o.instance : "";
+
+			if (ret == -EPROTO)
+				log_err("cannot adopt the data path pinned under %s: %s. It goes on forwarding as it is; to replace it with this version's (its connection entries and counters are lost), run `xlbd --cleanup%s%s` and start again",
+					d->pin_dir, err.msg, other, inst);
+			else
+				log_err("cannot adopt the data path pinned under %s: %s; if it belongs to another xlb version, run `xlbd --cleanup%s%s` first",
+					d->pin_dir, err.msg, other, inst);
 			return ret;
 		}
 		d->adopted = true;
@@ -540,7 +549,13 @@ static void cleanup(struct xlbd *d)
 	char p[600];
 
 	snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
-	if (!access(p, F_OK) && !open_pinned(d, &err)) {
+	/*
+	 * The maps if they are this version's (else their fds stay -1), and
+	 * the program in any case: a data path of another version goes too.
+	 */
+	if (!access(p, F_OK))
+		xlb_dp_from_pins(&d->dp, d->pin_dir, &err);
+	if (!access(p, F_OK) && !open_prog(d, &err)) {
 		ifs = if_nameindex();
 		for (i = ifs; i && i->if_index; i++) {
 			int g;
