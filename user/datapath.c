@@ -132,6 +132,12 @@ static const char *map_type_str(__u32 type)
 	return s ? s : "unknown";
 }
 
+/* The map that carries the data path ABI as its size (structs.h). */
+static bool is_abi_map(const struct map_spec *s)
+{
+	return s->fd_off == offsetof(struct xlb_dp, abi);
+}
+
 /* Refuse maps whose layout is not the one of structs.h. */
 static int map_check(int fd, const struct map_spec *s, struct xlb_err *err)
 {
@@ -154,7 +160,7 @@ static int map_check(int fd, const struct map_spec *s, struct xlb_err *err)
 				"map %s has %u-byte keys and %u-byte values, expected %u and %u (%s): the maps are from another xlb version",
 				s->name, info.key_size, info.value_size,
 				s->key_size, s->value_size, s->value);
-	if (!strcmp(s->name, XLB_MAP_ABI) && info.max_entries != XLB_DP_ABI)
+	if (is_abi_map(s) && info.max_entries != XLB_DP_ABI)
 		return xlb_errf(err, EPROTO,
 				"the data path is of data path ABI %u, this build of xlb speaks ABI %u: the program and the maps are another xlb version's",
 				info.max_entries, XLB_DP_ABI);
@@ -246,14 +252,14 @@ int xlb_dp_from_pins(struct xlb_dp *dp, const char *dir, struct xlb_err *err)
 		}
 		fd = bpf_obj_get(path);
 		if (fd < 0) {
-			ret = xlb_errf(err, -fd,
-				       "cannot open pinned map %s: %s%s%s", path,
-				       strerror(-fd), fd == -ENOENT ?
-				       " (is the data path loaded and pinned there?" :
-				       "", fd != -ENOENT ? "" : s->fd_off ==
-				       offsetof(struct xlb_dp, abi) ?
-				       " A data path of an xlb version before data path ABI 1 has no such map)" :
-				       ")");
+			const char *hint = "";
+
+			if (fd == -ENOENT)
+				hint = is_abi_map(s) ?
+				       " (is the data path loaded and pinned there? xlb versions from before data path ABIs pin no such map)" :
+				       " (is the data path loaded and pinned there?)";
+			ret = xlb_errf(err, -fd, "cannot open pinned map %s: %s%s",
+				       path, strerror(-fd), hint);
 			goto fail;
 		}
 		ret = dp_adopt(dp, s, fd, err);

@@ -546,6 +546,7 @@ static void cleanup(struct xlbd *d)
 {
 	struct if_nameindex *ifs, *i;
 	struct xlb_err err = { "" };
+	bool opened = false;
 	char p[600];
 
 	snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
@@ -553,9 +554,11 @@ static void cleanup(struct xlbd *d)
 	 * The maps if they are this version's (else their fds stay -1), and
 	 * the program in any case: a data path of another version goes too.
 	 */
-	if (!access(p, F_OK))
+	if (!access(p, F_OK)) {
 		xlb_dp_from_pins(&d->dp, d->pin_dir, &err);
-	if (!access(p, F_OK) && !open_prog(d, &err)) {
+		opened = !open_prog(d, &err);
+	}
+	if (opened) {
 		ifs = if_nameindex();
 		for (i = ifs; i && i->if_index; i++) {
 			int g;
