@@ -112,6 +112,22 @@ struct {
 	__type(value, __u64);
 } xlb_actions SEC(".maps");
 
+/* Incremented by libxlb after each change (structs.h, "Flow cache"). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} xlb_gen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_FC_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xlb_fc_entry);
+} xlb_flow_cache SEC(".maps");
+
 /* Never read by the program: its max_entries is XLB_DP_ABI (structs.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -36,6 +36,10 @@
  *   xlb_events        PERCPU_ARRAY[XLB_EV_MAX]       -> __u64
  *   xlb_actions       PERCPU_ARRAY[XLB_ACTIONS]      -> __u64 (by XDP action)
  *   xlb_tx_ports      DEVMAP_HASH ifindex -> ifindex (egress for redirect)
+ *   xlb_gen           ARRAY[1] -> __u32, mmapable: the state generation,
+ *                     incremented by libxlb after every change the flow
+ *                     cache depends on (see "Flow cache" below)
+ *   xlb_flow_cache    PERCPU_ARRAY[XLB_FC_SLOTS] -> struct xlb_fc_entry
  */
 #ifndef XLB_STRUCTS_H
 #define XLB_STRUCTS_H
@@ -65,7 +69,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		1
+#define XLB_DP_ABI		2
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -240,6 +244,72 @@ struct xlb_ct_entry {
 
 _Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
 
+/*
+ * Flow cache.  Per CPU, direct-mapped by an unkeyed fold of the flow
+ * (xlb_fc_slot): the outcome of a packet that left by the fast path in IP
+ * in IP (not GUE), ready to be written again, so that the flow's next
+ * packets on this CPU skip the VIP index, the connection table or table
+ * lookup, and the backend entry.  It only remembers what those said: an
+ * entry is valid while
+ *  - its gen equals xlb_gen, which libxlb increments after every write
+ *    to the config, VIPs, tables, backends or connection table (the
+ *    program reads xlb_gen before anything it caches, so a packet that
+ *    sees the new generation also sees the new state), and
+ *  - it was filled less than 1/XLB_FC_LIFE of a second ago
+ *    (xlb_config.hz ticks): then the packet takes the whole path again,
+ *    which refreshes the connection entry's last_seen (UDP idle expiry,
+ *    bucket LRU) and the cache entry.
+ * It changes no answer: a stateless VIP's flow still goes where
+ * table[hash % M] says, a stateful VIP's where its connection entry says.
+ * What goes in: a stateless VIP's flows from their first packet, a
+ * stateful VIP's from their first connection-table hit, not from the
+ * packet that made the entry (a flood of new flows does not push out
+ * established ones); and a live entry gives way only to the
+ * XLB_FC_STAY-th other flow that misses on its slot (counted in
+ * `misses`, cleared by each of its hits).  Unkeyed, because it decides
+ * nothing: flows aimed at one slot only take the whole path.  512 slots
+ * of 128 bytes (64 KiB a CPU): a miss in a larger cache costs more than
+ * its hits save (pkt benchmark, *_rotate paths; BENCHMARKS.md).
+ */
+#define XLB_FC_SLOTS		512
+#define XLB_FC_LIFE		2	/* an entry lives 1/XLB_FC_LIFE s */
+#define XLB_FC_STAY		4
+#define XLB_FC_F_STATEFUL	1	/* count connection-table hits */
+
+struct xlb_fc_entry {
+	struct xlb_flow flow;	/* as received */
+	__u32 gen;		/* xlb_gen when filled */
+	__u32 ifindex;		/* egress = ingress required; 0: any */
+	__u64 stamp;		/* bpf_jiffies64() when filled */
+	__u16 vip;		/* VIP id (counters) */
+	__u16 backend;		/* backend id (counters) */
+	__u16 max_len;		/* largest inner IP packet that fits the MTU */
+	__u8 family;		/* outer: XLB_FAMILY_INET(6) */
+	__u8 flags;		/* XLB_FC_F_* */
+	__u8 mac[12];		/* Ethernet destination, source */
+	__u32 sum;		/* IPv4 outer: frag + ttl/proto + addresses */
+	__be32 src[4];		/* outer source (IPv4: src[0]) */
+	__be32 dst[4];		/* outer destination: the backend */
+	__u32 label;		/* IPv6 outer: flow label (hash & 0xfffff) */
+	__u8 ttl;		/* outer TTL / hop limit */
+	__u8 proto;		/* outer next protocol: IPIP or IPV6 */
+	__u8 misses;		/* other flows' misses since its last hit */
+	__u8 pad[9];
+};
+
+_Static_assert(sizeof(struct xlb_fc_entry) == 128, "two cache lines");
+_Static_assert((XLB_FC_SLOTS & (XLB_FC_SLOTS - 1)) == 0,
+	       "flow cache size a power of two");
+
+/* Slot of a flow in the flow cache: a fold of its five words. */
+static __always_inline __u32 xlb_fc_slot(const struct xlb_flow *f)
+{
+	const __u64 *w = (const __u64 *)f;
+	__u64 h = (w[0] ^ w[1] ^ w[2] ^ w[3] ^ w[4]) * 0x9e3779b97f4a7c15ULL;
+
+	return (__u32)(h >> 32) & (XLB_FC_SLOTS - 1);
+}
+
 /* A connection entry as libxlb's API shows it (xlb_dp_ct_lookup). */
 struct xlb_ct {
 	__u64 last_seen;	/* bpf_jiffies64(): kernel ticks (user/clock.h) */
@@ -263,6 +333,7 @@ struct xlb_vip_stats {
 	__u64 new_flows;
 	__u64 ct_hits;
 	__u64 ct_misses;
+	__u64 cache_hits;	/* sent from the flow cache (also ct_hits if stateful) */
 };
 
 /* What happened to packets besides being forwarded: drops by reason, etc. */

@@ -332,7 +332,7 @@ miss:
 			 (__u16)vip->id, now);
 	if (vs)
 		vs->new_flows++;
-	return 0;
+	return 1;	/* a new flow */
 }
 
 static __noinline int pick_stateful(const struct xlb_config *cfg,
@@ -673,7 +673,7 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 		err = pick_from_table(cfg, vip, &q, ch, &be);
 	else
 		err = pick_stateful(cfg, vip, &q, NULL, ch);
-	if (err)
+	if (err < 0)
 		return drop(-err);
 	count_event(XLB_EV_ICMP_STEERED);
 	*vipp = vip;
@@ -743,7 +743,7 @@ static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
 		err = pick_from_table(cfg, vip, &p->flow, ch, &be);
 	else
 		err = pick_stateful(cfg, vip, &p->flow, vs, ch);
-	if (err)
+	if (err < 0)
 		return drop(-err);
 	*vipp = vip;
 	*vsp = vs;
@@ -815,6 +815,186 @@ static __noinline int process(struct xdp_md *ctx, struct fwd_args *fa)
 }
 
 /*
+ * Grow the frame at the front by over bytes: its Ethernet header there
+ * (end: the frame's new end), or NULL.
+ */
+static __always_inline struct ethhdr *grow_front(struct xdp_md *ctx,
+						 __u32 over, void **end)
+{
+	struct ethhdr *eth;
+
+	if (bpf_xdp_adjust_head(ctx, -(int)over))
+		return NULL;
+	eth = (void *)(long)ctx->data;
+	*end = (void *)(long)ctx->data_end;
+	if ((void *)(eth + 1) > *end)
+		return NULL;
+	return eth;
+}
+
+/*
+ * Not an XDP action either: the flow cache (structs.h) has no entry for
+ * the packet; the fast path goes on (fast_send) and fills one.
+ */
+#define XLB_MISS	(-5)
+
+/* What the flow cache needs of a packet and what it found. */
+struct fc_ref {
+	struct xlb_fc_entry *e;	/* the flow's slot, to fill on a miss */
+	__u32 gen;		/* xlb_gen, read before any state */
+};
+
+/*
+ * A packet of a flow in the flow cache, sent as the cached outcome says:
+ * the same counters and bytes as the path that filled it.  Anything the
+ * entry does not fit (another generation, too old, another length or
+ * interface) is a miss, with nothing done.  key: a stack slot of the
+ * caller's (6.1 takes map keys from the stack only).
+ */
+static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
+				   const struct xlb_config *cfg, __u32 *key,
+				   struct fc_ref *ref)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	const __u64 *w = (const __u64 *)&fa->p.flow, *c;
+	__u32 tot = fa->p.l3_len, over, *g;
+	struct xlb_vip_stats *vs;
+	struct xlb_fc_entry *e;
+	struct ethhdr *eth;
+	__u8 tos = fa->p.tos;
+
+	ref->e = NULL;
+	*key = 0;
+	g = bpf_map_lookup_elem(&xlb_gen, key);
+	if (!g)
+		return XLB_MISS;
+	ref->gen = *(volatile __u32 *)g;
+	barrier();	/* the generation before anything it stands for */
+	*key = xlb_fc_slot(&fa->p.flow);
+	e = bpf_map_lookup_elem(&xlb_flow_cache, key);
+	if (!e)
+		return XLB_MISS;
+	ref->e = e;
+	c = (const __u64 *)&e->flow;
+	if (c[0] != w[0] || c[1] != w[1] || c[2] != w[2] || c[3] != w[3] ||
+	    c[4] != w[4] || e->gen != ref->gen ||
+	    bpf_jiffies64() - e->stamp >= cfg->hz / XLB_FC_LIFE ||
+	    tot > e->max_len || data + sizeof(*eth) + tot != end ||
+	    (e->ifindex && e->ifindex != ctx->ingress_ifindex))
+		return XLB_MISS;
+	*key = e->vip;
+	vs = bpf_map_lookup_elem(&xlb_vip_stats, key);
+	if (!vs)
+		return XLB_MISS;
+	if (e->flags & XLB_FC_F_STATEFUL)
+		vs->ct_hits++;
+	vs->cache_hits++;
+	if (e->misses)
+		e->misses = 0;
+	count_forward(vs, e->backend, tot, 1);
+	over = e->family == XLB_FAMILY_INET ? sizeof(struct iphdr) :
+					      sizeof(struct ipv6hdr);
+	eth = grow_front(ctx, over, &end);
+	if (!eth)
+		goto uncount;
+	*(__u64 *)eth = *(const __u64 *)e->mac;
+	*(__u32 *)((__u8 *)eth + 8) = *(const __u32 *)&e->mac[8];
+	if (e->family == XLB_FAMILY_INET) {
+		struct iphdr *ip = (void *)(eth + 1);
+		__be16 vtos = bpf_htons(0x4500 | tos);
+		__be16 len = bpf_htons(sizeof(*ip) + tot);
+
+		if ((void *)(ip + 1) > end)
+			goto uncount;
+		eth->h_proto = bpf_htons(ETH_P_IP);
+		*(__be16 *)ip = vtos;
+		ip->tot_len = len;
+		ip->id = 0;
+		ip->frag_off = bpf_htons(XLB_IP_DF);
+		ip->ttl = e->ttl;
+		ip->protocol = e->proto;
+		ip->saddr = e->src[0];
+		ip->daddr = e->dst[0];
+		ip->check = ~csum_fold64((__u64)e->sum + vtos + len);
+	} else {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		if ((void *)(ip6 + 1) > end)
+			goto uncount;
+		eth->h_proto = bpf_htons(ETH_P_IPV6);
+		*(__be32 *)ip6 = bpf_htonl(6u << 28 | (__u32)tos << 20 |
+					   e->label);
+		ip6->payload_len = bpf_htons(tot);
+		ip6->nexthdr = e->proto;
+		ip6->hop_limit = e->ttl;
+		__builtin_memcpy(&ip6->saddr, e->src, 16);
+		__builtin_memcpy(&ip6->daddr, e->dst, 16);
+	}
+	return XDP_TX;
+uncount:
+	count_forward(vs, e->backend, tot, -1);
+	return drop(XLB_EV_MALFORMED);
+}
+
+/*
+ * Remember how a packet of a flow left by the fast path (IP in IP), for
+ * its next packets on this CPU (fc_send).  Everything written derives
+ * from state of generation ref->gen or older.
+ */
+static __always_inline void fc_fill(const struct fc_ref *ref,
+				    const struct xlb_flow *f,
+				    const struct xlb_config *cfg,
+				    const struct xlb_vip *vip,
+				    const struct xlb_backend *be,
+				    const struct encap_args *a, __u32 id,
+				    __u32 over)
+{
+	struct xlb_fc_entry *e = ref->e;
+	const __u64 *w = (const __u64 *)f;
+	__u64 now = bpf_jiffies64(), *c;
+
+	if (!e)
+		return;
+	/* a live entry gives way to the XLB_FC_STAY-th other flow */
+	if (e->gen == ref->gen && now - e->stamp < cfg->hz / XLB_FC_LIFE &&
+	    e->misses < XLB_FC_STAY - 1) {
+		e->misses++;
+		return;
+	}
+	e->misses = 0;
+	c = (__u64 *)&e->flow;
+	c[0] = w[0];
+	c[1] = w[1];
+	c[2] = w[2];
+	c[3] = w[3];
+	c[4] = w[4];
+	e->gen = ref->gen;
+	e->ifindex = be->ifindex;
+	e->stamp = now;
+	e->vip = vip->id;
+	e->backend = id;
+	e->max_len = cfg->mtu - over;
+	e->family = be->family;
+	e->flags = vip->flags & XLB_VIP_F_STATELESS ? 0 : XLB_FC_F_STATEFUL;
+	*(__u64 *)e->mac = *(const __u64 *)be->dmac;
+	*(__u32 *)&e->mac[8] = *(const __u32 *)&be->smac[2];
+	e->ttl = a->ttl;
+	e->proto = inner_proto(a->inner_family);
+	if (be->family == XLB_FAMILY_INET) {
+		e->src[0] = a->src[0];
+		e->dst[0] = be->addr[0];
+		e->sum = csum_fold64((__u64)bpf_htons(XLB_IP_DF) +
+				     bpf_htons((__u16)e->ttl << 8 | e->proto) +
+				     a->src[0] + be->addr[0]);
+	} else {
+		__builtin_memcpy(e->src, a->src, 16);
+		__builtin_memcpy(e->dst, be->addr, 16);
+		e->label = a->hash & 0xfffff;
+	}
+}
+
+/*
  * The fast path's second half, for both families: the VIP of the flow in
  * fa (written by fast_v4 or fast_v6), the backend, and for a backend with
  * a known next hop whose encapsulation needs no sum over the packet (any
@@ -822,7 +1002,8 @@ static __noinline int process(struct xdp_md *ctx, struct fwd_args *fa)
  * other backend goes on to forward() (XLB_FORWARD, fa filled).
  */
 static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
-				     const struct xlb_config *cfg)
+				     const struct xlb_config *cfg,
+				     const struct fc_ref *ref)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -835,7 +1016,7 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	struct ethhdr *eth;
 	struct cursor c;
 	__u32 over;
-	int err;
+	int err, fresh = 0;
 
 	vip = find_vip(&fa->p.flow);
 	if (!vip)
@@ -847,8 +1028,9 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 		err = pick_from_table(cfg, vip, &fa->p.flow, &fa->ch, &be);
 	else
 		err = ct_pick(cfg, vip, &fa->p.flow, vs, &fa->ch, &be);
-	if (err)
+	if (err < 0)
 		return drop(-err);
+	fresh = err;
 	over = encap_overhead(be);
 	if ((be->flags & XLB_BE_F_NEXTHOP) &&
 	    (!be->ifindex || be->ifindex == ctx->ingress_ifindex) &&
@@ -882,12 +1064,8 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 		 * (pkt benchmark); taken back if the packet does not leave.
 		 */
 		count_forward(vs, fa->ch.id, tot, 1);
-		if (bpf_xdp_adjust_head(ctx, -(int)over))
-			goto uncount;
-		data = (void *)(long)ctx->data;
-		end = (void *)(long)ctx->data_end;
-		eth = data;
-		if ((void *)(eth + 1) > end)
+		eth = grow_front(ctx, over, &end);
+		if (!eth)
 			goto uncount;
 		write_eth_addrs(eth, be);
 		*(__be16 *)((__u8 *)eth + 12) = be->family == XLB_FAMILY_INET ?
@@ -904,6 +1082,9 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 			err = write_encap(&c, &a);
 		if (err)
 			goto uncount;
+		if (be->encap != XLB_ENCAP_GUE && !fresh)
+			fc_fill(ref, &fa->p.flow, cfg, vip, be, &a, fa->ch.id,
+				over);
 		return XDP_TX;
 	}
 	fa->vip_id = vip->id;
@@ -1045,6 +1226,7 @@ int xlb_main(struct xdp_md *ctx)
 {
 	struct ethhdr *eth = (void *)(long)ctx->data;
 	struct fwd_args fa;
+	struct fc_ref ref;
 	struct xlb_config *cfg;
 	__u32 key = 0;
 	int action = XLB_GENERAL;
@@ -1057,7 +1239,9 @@ int xlb_main(struct xdp_md *ctx)
 			action = fast_v6(ctx, &fa);
 		/* one copy of the second half for both families */
 		if (!action)
-			action = fast_send(ctx, &fa, cfg);
+			action = fc_send(ctx, &fa, cfg, &key, &ref);
+		if (action == XLB_MISS)
+			action = fast_send(ctx, &fa, cfg, &ref);
 	}
 	if (action == XLB_GENERAL)
 		action = process(ctx, &fa);

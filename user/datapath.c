@@ -88,6 +88,9 @@ static const struct map_spec map_specs[] = {
 	     sizeof(__u64), XLB_ACTIONS, "__u64"),
 	SPEC(XLB_MAP_TX_PORTS, tx_ports, BPF_MAP_TYPE_DEVMAP_HASH, 4, 4, 1,
 	     "an ifindex"),
+	SPEC(XLB_MAP_GEN, gen, BPF_MAP_TYPE_ARRAY, 4, 4, 1, "__u32"),
+	SPEC(XLB_MAP_FLOW_CACHE, flow_cache, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+	     sizeof(struct xlb_fc_entry), 1, "struct xlb_fc_entry"),
 };
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -117,12 +120,26 @@ void xlb_dp_close(struct xlb_dp *dp)
 	size_t i;
 	int *fd;
 
+	if (dp->gen_map)
+		munmap(dp->gen_map, (size_t)sysconf(_SC_PAGESIZE));
+	dp->gen_map = NULL;
 	for (i = 0; i < N_MAPS; i++) {
 		fd = dp_fd(dp, &map_specs[i]);
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;
 	}
+}
+
+/*
+ * An atomic increment on the mapped value: several processes may change
+ * the state at once (xlbd, a test), and a lost increment would leave a
+ * cache entry of the old state looking current.
+ */
+void xlb_dp_changed(const struct xlb_dp *dp)
+{
+	if (dp->gen_map)
+		__atomic_add_fetch(dp->gen_map, 1, __ATOMIC_SEQ_CST);
 }
 
 static const char *map_type_str(__u32 type)
@@ -175,10 +192,18 @@ static int vip_classes_learn(struct xlb_dp *dp, struct xlb_err *err);
 
 static int dp_finish(struct xlb_dp *dp, struct xlb_err *err)
 {
+	void *g;
+
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->ncpus <= 0)
 		return xlb_errf(err, dp->ncpus ? -dp->ncpus : EINVAL,
 				"cannot count the possible CPUs (/sys/devices/system/cpu/possible)");
+	g = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+		 MAP_SHARED, dp->gen, 0);
+	if (g == MAP_FAILED)
+		return xlb_errf(err, errno, "cannot map %s (made without BPF_F_MMAPABLE?): %s",
+				XLB_MAP_GEN, strerror(errno));
+	dp->gen_map = g;
 	return vip_classes_learn(dp, err);
 }
 
@@ -335,7 +360,9 @@ int xlb_dp_config_set(const struct xlb_dp *dp, const struct xlb_config *c)
 		return ret;
 	w.ct_buckets = n / XLB_CT_WAYS;
 	xlb_ct_key_derive(&c->key, &w.ct_key);
-	return bpf_map_update_elem(dp->config, &key, &w, BPF_ANY);
+	ret = bpf_map_update_elem(dp->config, &key, &w, BPF_ANY);
+	xlb_dp_changed(dp);
+	return ret;
 }
 
 /* --- hash map walks ------------------------------------------------------- */
@@ -657,6 +684,7 @@ static int vip_index_publish(struct xlb_dp *dp, const struct vip_table *vt)
 		memcpy(m, s, bytes);
 		munmap(m, bytes);
 		ret = bpf_map_update_elem(dp->vip_index, &key, &fd, BPF_ANY);
+		xlb_dp_changed(dp);
 	}
 	close(fd);	/* the outer map holds the index now */
 	free(s);
@@ -959,8 +987,10 @@ int xlb_dp_backend_set(const struct xlb_dp *dp, __u16 id,
 					"cannot disable backend %u before replacing it: %s",
 					id, strerror(-ret));
 		disabled = true;
+		xlb_dp_changed(dp);
 	}
 	ret = bpf_map_update_elem(dp->backends, &key, &new, BPF_ANY);
+	xlb_dp_changed(dp);
 	if (ret)
 		return xlb_errf(err, -ret,
 				"cannot write backend %u: %s%s", id,
@@ -982,7 +1012,9 @@ int xlb_dp_backend_clear(const struct xlb_dp *dp, __u16 id)
 	if (ret || !b.flags)
 		return ret;
 	b.flags = 0;
-	return bpf_map_update_elem(dp->backends, &key, &b, BPF_ANY);
+	ret = bpf_map_update_elem(dp->backends, &key, &b, BPF_ANY);
+	xlb_dp_changed(dp);
+	return ret;
 }
 
 int xlb_dp_backend_get(const struct xlb_dp *dp, __u16 id,
@@ -1115,6 +1147,7 @@ int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 	}
 	ret = bpf_map_update_elem(outer, &vip_id, &fd, BPF_ANY);
 	close(fd);	/* the outer map holds the table now */
+	xlb_dp_changed(dp);
 	if (ret == -EINVAL)
 		return xlb_errf(err, EINVAL,
 				"map %s%u refused the table of VIP %u: its inner map template must be an ARRAY of %u 4-byte slots with flags 0x%x",
@@ -1140,6 +1173,7 @@ int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 		dp->vip_class[vip_id] = (__u8)old;
 		dp->vip_stale[vip_id] &= (__u16)~(1u << old);
 		bpf_map_delete_elem(outer, &vip_id);
+		xlb_dp_changed(dp);
 		return vip_index_err(ret, err);
 	}
 	return 0;
@@ -1155,7 +1189,9 @@ int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
 	c = dp->vip_class[vip_id];
 	if (c == XLB_TABLE_CLASS_NONE)
 		return -ENOENT;
-	return bpf_map_delete_elem(dp->tables[c - 1], &vip_id);
+	ret = bpf_map_delete_elem(dp->tables[c - 1], &vip_id);
+	xlb_dp_changed(dp);
+	return ret;
 }
 
 /* The published inner map of vip_id, opened; -ENOENT if there is none. */
@@ -1610,6 +1646,7 @@ int xlb_dp_ct_insert(const struct xlb_dp *dp, const struct xlb_flow *flows,
 	for (i = 0; !ret && i < n; i++)
 		ret = ct_put(&v, &flows[i], &cts[i]);
 	ct_close(&v);
+	xlb_dp_changed(dp);
 	return ret;
 }
 
@@ -1639,7 +1676,10 @@ static int ct_scan(const struct xlb_dp *dp, bool flush, __u32 *count)
 
 int xlb_dp_ct_flush(const struct xlb_dp *dp)
 {
-	return ct_scan(dp, true, NULL);
+	int ret = ct_scan(dp, true, NULL);
+
+	xlb_dp_changed(dp);
+	return ret;
 }
 
 int xlb_dp_ct_count(const struct xlb_dp *dp, __u32 *count)

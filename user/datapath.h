@@ -37,6 +37,9 @@ struct xlb_dp {
 	int actions;		/* xlb_actions */
 	int tx_ports;		/* xlb_tx_ports */
 	int abi;		/* xlb_abi: XLB_DP_ABI entries */
+	int gen;		/* xlb_gen */
+	int flow_cache;		/* xlb_flow_cache */
+	__u32 *gen_map;		/* xlb_gen, mapped (xlb_dp_changed) */
 	int ncpus;		/* possible CPUs: per-CPU value count */
 	/* xlb_dp_vip_hold: VIP changes wait for xlb_dp_vip_release */
 	int vip_holds;
@@ -64,6 +67,8 @@ struct xlb_dp {
 #define XLB_MAP_ACTIONS		"xlb_actions"
 #define XLB_MAP_TX_PORTS	"xlb_tx_ports"
 #define XLB_MAP_ABI		"xlb_abi"
+#define XLB_MAP_GEN		"xlb_gen"
+#define XLB_MAP_FLOW_CACHE	"xlb_flow_cache"
 
 /* Name of the inner table maps publish creates (bpftool map list). */
 #define XLB_TABLE_MAP_NAME	"xlb_tbl"
@@ -79,6 +84,14 @@ int xlb_dp_from_obj(struct xlb_dp *dp, struct bpf_object *obj,
 		    struct xlb_err *err);
 int xlb_dp_from_pins(struct xlb_dp *dp, const char *dir, struct xlb_err *err);
 void xlb_dp_close(struct xlb_dp *dp);
+
+/*
+ * A new state generation: every flow cache entry of the data path is
+ * stale from now on (bpf/structs.h, "Flow cache").  The functions below
+ * that write the data path's state call it after each write; whoever
+ * writes its maps by other means must call it too.
+ */
+void xlb_dp_changed(const struct xlb_dp *dp);
 
 /* --- global settings ------------------------------------------------------ */
 

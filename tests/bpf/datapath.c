@@ -116,12 +116,24 @@ static int dp_create(struct xlb_dp *dp)
 	dp->tx_ports = map_new(BPF_MAP_TYPE_DEVMAP_HASH, "xlb_tx_ports", 4, 4,
 			       64, 0, 0);
 	dp->abi = map_new(BPF_MAP_TYPE_ARRAY, "xlb_abi", 4, 1, XLB_DP_ABI, 0, 0);
+	dp->gen = map_new(BPF_MAP_TYPE_ARRAY, "xlb_gen", 4, 4, 1,
+			  BPF_F_MMAPABLE, 0);
+	dp->flow_cache = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_flow_cache", 4,
+				 sizeof(struct xlb_fc_entry), XLB_FC_SLOTS, 0,
+				 0);
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->config < 0 || dp->vips < 0 || dp->vip_index < 0 ||
 	    dp->backends < 0 || dp->conntrack < 0 || dp->vip_stats < 0 ||
 	    dp->backend_stats < 0 || dp->events < 0 || dp->actions < 0 ||
-	    dp->tx_ports < 0 || dp->abi < 0 || dp->ncpus <= 0)
+	    dp->tx_ports < 0 || dp->abi < 0 || dp->gen < 0 ||
+	    dp->flow_cache < 0 || dp->ncpus <= 0)
 		return -1;
+	dp->gen_map = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE),
+			   PROT_READ | PROT_WRITE, MAP_SHARED, dp->gen, 0);
+	if (dp->gen_map == MAP_FAILED) {
+		dp->gen_map = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -982,7 +994,7 @@ TEST_F(dp, counters_sum_over_cpus)
 	ASSERT_NE(NULL, u);
 	for (cpu = 0; cpu < n; cpu++) {
 		vs[cpu] = (struct xlb_vip_stats){ cpu + 1, 10 * (cpu + 1),
-			100 * (cpu + 1), 1000 * (cpu + 1), 7 };
+			100 * (cpu + 1), 1000 * (cpu + 1), 7, 3 * (cpu + 1) };
 		bc[cpu] = (struct xlb_counter){ cpu + 1, 1500 * (cpu + 1) };
 	}
 	key = 17;
@@ -1008,6 +1020,7 @@ TEST_F(dp, counters_sum_over_cpus)
 	EXPECT_EQ(100 * per, vsum.new_flows);
 	EXPECT_EQ(1000 * per, vsum.ct_hits);
 	EXPECT_EQ(7ULL * n, vsum.ct_misses);
+	EXPECT_EQ(3 * per, vsum.cache_hits);
 	ASSERT_EQ(0, xlb_dp_vip_stats(&self->dp, 16, &vsum));
 	EXPECT_EQ(0, vsum.packets);
 	EXPECT_EQ(-EINVAL, xlb_dp_vip_stats(&self->dp, XLB_MAX_VIPS, &vsum));
@@ -1122,7 +1135,8 @@ static const char *const pin_names[] = {
 	XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_BACKENDS,
 	XLB_MAP_CONNTRACK, XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS,
 	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS, XLB_MAP_VIP_INDEX,
-	XLB_MAP_ABI, XLB_TABLE_SIZES_X(TABLE_PIN)
+	XLB_MAP_ABI, XLB_MAP_GEN, XLB_MAP_FLOW_CACHE,
+	XLB_TABLE_SIZES_X(TABLE_PIN)
 };
 
 static int pin(const char *dir, const char *name, int fd)
@@ -1144,6 +1158,7 @@ TEST_F(dp, from_pins)
 		self->dp.backends, self->dp.conntrack, self->dp.vip_stats,
 		self->dp.backend_stats, self->dp.events, self->dp.actions,
 		self->dp.tx_ports, self->dp.vip_index, self->dp.abi,
+		self->dp.gen, self->dp.flow_cache,
 		XLB_TABLE_SIZES_X(TABLE_FD)
 	};
 	struct xlb_vip_key k = vip4("203.0.113.30", 80, IPPROTO_TCP);
@@ -1218,6 +1233,19 @@ TEST_F(dp, from_pins)
 	ASSERT_EQ(0, xlb_dp_from_pins(&pinned, dir, &self->err))
 		TH_LOG("the pins put back: %s", self->err.msg);
 	xlb_dp_close(&pinned);
+
+	/* a generation the daemon could not increment (not mmapable) */
+	other = bpf_map_create(BPF_MAP_TYPE_ARRAY, XLB_MAP_GEN, 4, 4, 1, NULL);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, pin(dir, XLB_MAP_GEN, other));
+	close(other);
+	EXPECT_GT(0, xlb_dp_from_pins(&pinned, dir, &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "cannot map xlb_gen"))
+		TH_LOG("%s", self->err.msg);
+	TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(-1, pinned.gen) TH_LOG("fds left open after an error");
+	EXPECT_EQ(NULL, pinned.gen_map);
+	ASSERT_EQ(0, pin(dir, XLB_MAP_GEN, self->dp.gen));
 
 	/* a missing map */
 	snprintf(path, sizeof(path), "%s/%s", dir, XLB_MAP_EVENTS);

@@ -11,6 +11,7 @@
  *   - counters per VIP, per backend, per verdict.
  * Fixture and expectations: tests/bpf/lb_fixture.h.
  */
+#include <sched.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -551,6 +552,7 @@ TEST_F(lb, ct_torn_entry_is_a_miss_and_is_rewritten)
 		ASSERT_EQ(0, ct_raw_open(&self->lb, &f, &r, &way));
 		ASSERT_LE(0, way);
 		r.bucket[way].hash ^= 0x5a5a;
+		xlb_dp_changed(&self->lb.dp);	/* written behind libxlb */
 		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p1, "torn entry",
 				       NULL));
 		EXPECT_TRUE(ct_is(_metadata, &self->lb, &f, p1, v,
@@ -771,6 +773,252 @@ TEST_F(lb, counters_too_big_answer_not_counted_for_backend)
 			       lb_fam_name(lb_families[fi]), id,
 			       (unsigned long long)(b1.bytes - b0.bytes));
 	}
+}
+
+/* --- flow cache ----------------------------------------------------------- */
+
+/*
+ * The flow cache (structs.h) is per CPU: these tests keep to one CPU, so
+ * that a flow's second packet meets what its first left there.
+ */
+static int fc_pin_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -1 : cpu;
+}
+
+/* This CPU's entry of f's slot. */
+static int fc_entry(const struct lb *lb, int cpu, const struct xlb_flow *f,
+		    struct xlb_fc_entry *out)
+{
+	struct xlb_fc_entry *all = calloc((size_t)lb->dp.ncpus, sizeof(*all));
+	__u32 slot = xlb_fc_slot(f);
+	int ret = -1;
+
+	if (all && !bpf_map_lookup_elem(lb->dp.flow_cache, &slot, all)) {
+		*out = all[cpu];
+		ret = 0;
+	}
+	free(all);
+	return ret;
+}
+
+/*
+ * A flow's later packets, sent from the cache, leave exactly as the whole
+ * path sent its first (same bytes, that one checked in full), and count
+ * as the whole path counts them.  A stateless VIP's flow is cached by
+ * its first packet; a stateful VIP's by its first connection-table hit,
+ * not by the packet that made the entry (a flood of new flows does not
+ * push established ones out).  The traffic class / TOS is the packet's
+ * own even from the cache (ECN marks change from packet to packet).
+ */
+TEST_F(lb, fc_cached_packets_leave_as_the_whole_path_sends_them)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_TCP_IPIP6, K_UDP_IPIP6,
+				     K_OVERRIDE4, K_ATOMIC };
+	static __u8 in[LB_BUF];
+	static struct lb_res r0, r;
+	struct xlb_vip_stats vs0, vs1;
+	struct xlb_fc_entry e;
+	struct pkt_spec s;
+	unsigned int i;
+	int v, cpu = fc_pin_cpu();
+
+	ASSERT_LE(0, cpu);
+	lb_for_each_vip(i, v, kinds) {
+		bool stateful = !(lb_kind(v)->flags & XLB_VIP_F_STATELESS);
+		const char *name = lb_kind(v)->name;
+		struct xlb_flow f;
+		size_t len;
+		int k;
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		len = lb_build(&s, in);
+		xlb_dp_changed(&self->lb.dp);	/* no live entry in the way */
+		ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, self->lb.vip[v].id,
+					      &vs0));
+		lb_run(&self->lb, in, len, &r0);
+		ASSERT_TRUE(lb_expect_fwd(&self->lb, v, &f, in, len, &r0,
+					  LB_EXPLAIN, "first packet", NULL));
+		ASSERT_EQ(0, fc_entry(&self->lb, cpu, &f, &e));
+		EXPECT_EQ(!stateful, !memcmp(&e.flow, &f, sizeof(f)))
+			TH_LOG("VIP %s: the flow %s in the cache after its first packet",
+			       name, stateful ? "is" : "is not");
+		for (k = 0; k < 4; k++) {
+			lb_run(&self->lb, in, len, &r);
+			ASSERT_EQ(r0.retval, r.retval);
+			ASSERT_EQ(r0.len, r.len);
+			EXPECT_EQ(0, memcmp(r0.out, r.out, r0.len))
+				TH_LOG("VIP %s: packet %d differs from the first",
+				       name, k + 2);
+		}
+		ASSERT_EQ(0, fc_entry(&self->lb, cpu, &f, &e));
+		EXPECT_EQ(0, memcmp(&e.flow, &f, sizeof(f)))
+			TH_LOG("VIP %s: the flow cache does not hold the flow",
+			       name);
+		EXPECT_EQ(*self->lb.dp.gen_map, e.gen);
+		s.tos = 0x2b;	/* DSCP 10, ECN CE */
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+				       "another TOS", NULL));
+		s.tos = 0;
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+				       "TOS 0 again", NULL));
+		ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, self->lb.vip[v].id,
+					      &vs1));
+		EXPECT_EQ(7, vs1.packets - vs0.packets);
+		EXPECT_EQ(stateful ? 1 : 0, vs1.new_flows - vs0.new_flows);
+		EXPECT_EQ(stateful ? 6 : 0, vs1.ct_hits - vs0.ct_hits)
+			TH_LOG("VIP %s: connection hits, from the cache or not",
+			       name);
+		EXPECT_EQ(stateful ? 5 : 6, vs1.cache_hits - vs0.cache_hits)
+			TH_LOG("VIP %s: packets sent from the cache", name);
+	}
+}
+
+/*
+ * A cached flow keeps its slot against other flows that miss on it, up
+ * to XLB_FC_STAY - 1 of them since its last hit; the next one takes it.
+ */
+TEST_F(lb, fc_live_entry_gives_way_to_the_stay_th_other_flow)
+{
+	int v = lb_vip(XLB_FAMILY_INET, K_ATOMIC), cpu = fc_pin_cpu();
+	static __u8 ina[LB_BUF], inb[LB_BUF];
+	static struct lb_res r;
+	struct xlb_vip_stats vs0, vs1;
+	struct xlb_flow fa, fb;
+	struct pkt_spec a, b;
+	struct xlb_fc_entry e;
+	size_t la, lb;
+	int k;
+
+	ASSERT_LE(0, cpu);
+	lb_spec(&self->lb, v, &a);
+	fa = lb_flow(&a);
+	b = a;
+	do {	/* another flow of the same slot */
+		b.sport++;
+		fb = lb_flow(&b);
+	} while (xlb_fc_slot(&fb) != xlb_fc_slot(&fa));
+	la = lb_build(&a, ina);
+	lb = lb_build(&b, inb);
+	xlb_dp_changed(&self->lb.dp);
+	lb_run(&self->lb, ina, la, &r);		/* a: cached */
+	ASSERT_EQ(XDP_TX, r.retval);
+	for (k = 0; k < 2 * XLB_FC_STAY; k++) {
+		lb_run(&self->lb, inb, lb, &r);	/* b misses */
+		ASSERT_EQ(XDP_TX, r.retval);
+		if (k % 2 == 0)
+			continue;
+		ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp,
+					      self->lb.vip[v].id, &vs0));
+		lb_run(&self->lb, ina, la, &r);	/* a hits: b starts over */
+		ASSERT_EQ(XDP_TX, r.retval);
+		ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp,
+					      self->lb.vip[v].id, &vs1));
+		EXPECT_EQ(1, vs1.cache_hits - vs0.cache_hits)
+			TH_LOG("flow a lost its slot to %d misses of flow b",
+			       k % 2 + 1);
+	}
+	for (k = 0; k < XLB_FC_STAY; k++) {
+		ASSERT_EQ(0, fc_entry(&self->lb, cpu, &fb, &e));
+		EXPECT_EQ(0, memcmp(&e.flow, &fa, sizeof(fa)))
+			TH_LOG("flow b took the slot after %d misses", k);
+		lb_run(&self->lb, inb, lb, &r);
+		ASSERT_EQ(XDP_TX, r.retval);
+	}
+	ASSERT_EQ(0, fc_entry(&self->lb, cpu, &fb, &e));
+	EXPECT_EQ(0, memcmp(&e.flow, &fb, sizeof(fb)))
+		TH_LOG("flow b's %dth miss did not take the slot", XLB_FC_STAY);
+}
+
+/* First packet of s's flow, then the next one's Ethernet destination. */
+static int fc_dmac_now(struct lb *lb, const struct pkt_spec *s, __u8 mac[6])
+{
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	size_t len = lb_build(s, in);
+
+	lb_run(lb, in, len, &r);
+	if (r.retval != XDP_TX)
+		return -1;
+	memcpy(mac, r.out, 6);
+	return 0;
+}
+
+/*
+ * The cache remembers only what the state said: a write behind libxlb
+ * goes unseen until xlb_dp_changed (which shows the cache is what answers),
+ * and each of libxlb's writes is seen by the very next packet: backend,
+ * config, table, connection table, VIP.
+ */
+TEST_F(lb, fc_every_libxlb_change_reaches_the_next_packet)
+{
+	int v = lb_vip(XLB_FAMILY_INET, K_ATOMIC), cpu = fc_pin_cpu();
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	struct xlb_backend b, raw;
+	struct xlb_err err = { "" };
+	struct xlb_config cfg;
+	struct xlb_table t1;
+	struct pkt_spec s;
+	struct xlb_flow f;
+	__u8 mac[6], old[6];
+	char why[256];
+	__u32 key;
+	__u16 id;
+
+	ASSERT_LE(0, cpu);
+	ASSERT_EQ(0, lb_table(&self->lb, v, 0, 5, self->lb.tbl[v].size, &t1));
+	ASSERT_TRUE(moving_flow(&self->lb, v, &self->lb.tbl[v], &t1, &s));
+	f = lb_flow(&s);
+	id = lb_pick(&self->lb, v, &f).primary;
+	ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+			       "first packet", NULL));
+	ASSERT_EQ(0, fc_dmac_now(&self->lb, &s, old));
+
+	/* behind libxlb: the cache still answers, until told */
+	key = id;
+	ASSERT_EQ(0, bpf_map_lookup_elem(self->lb.dp.backends, &key, &raw));
+	raw.dmac[5] ^= 0x11;
+	ASSERT_EQ(0, bpf_map_update_elem(self->lb.dp.backends, &key, &raw, 0));
+	ASSERT_EQ(0, fc_dmac_now(&self->lb, &s, mac));
+	EXPECT_EQ(0, memcmp(mac, old, 6))
+		TH_LOG("a packet after a write behind libxlb did not come from the cache");
+	xlb_dp_changed(&self->lb.dp);
+	ASSERT_EQ(0, fc_dmac_now(&self->lb, &s, mac));
+	EXPECT_EQ(raw.dmac[5], mac[5]);
+
+	/* libxlb's writes */
+	b = self->lb.be[id];
+	b.dmac[5] ^= 0x22;	/* a new next hop only: same epoch */
+	ASSERT_EQ(0, xlb_dp_backend_set(&self->lb.dp, id, &b, &err))
+		TH_LOG("%s", err.msg);
+	self->lb.be[id] = b;
+	EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+			       "after backend_set", NULL));
+	cfg = self->lb.cfg;
+	cfg.ttl = LB_TTL + 1;
+	ASSERT_EQ(0, xlb_dp_config_set(&self->lb.dp, &cfg));
+	lb_run(&self->lb, in, lb_build(&s, in), &r);
+	ASSERT_EQ(XDP_TX, r.retval);
+	EXPECT_EQ(LB_TTL + 1, r.out[14 + 8]) TH_LOG("outer TTL after config_set");
+	ASSERT_EQ(0, xlb_dp_config_set(&self->lb.dp, &self->lb.cfg));
+	ASSERT_EQ(0, lb_install(&self->lb, v, &t1, why, sizeof(why)))
+		TH_LOG("%s", why);
+	EXPECT_NE(id, lb_pick(&self->lb, v, &f).primary);
+	EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+			       "after a table publish", NULL));
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->lb.dp, &self->lb.key[v]));
+	lb_run(&self->lb, in, lb_build(&s, in), &r);
+	EXPECT_TRUE(lb_expect_pass(in, lb_build(&s, in), &r,
+				   "after the VIP is gone"));
 }
 
 TEST_HARNESS_MAIN
