@@ -60,7 +60,7 @@
  *                    "0x%016llx", "changed_at": unix seconds (float),
  *                    "memory_bytes": bytes the VIP's table map costs,
  *                    "stats": {"packets", "bytes", "new_flows", "ct_hits",
- *                              "ct_misses"}}
+ *                              "ct_misses", "cache_hits"}}
  *             HEALTH = {"kind": "tcp"|"http"|"udp"|"none"|"inherit",
  *                       "port", "interval_ms", "timeout_ms", "rise", "fall",
  *                       "http_path", "http_status"}
@@ -87,7 +87,9 @@
  *             "backend"?: {...} (the one the packet goes to)}
  *  "stats"    {"vip": "VIP"} (optional): result {"time": unix s (float),
  *             "vips": [{"vip", "packets", "bytes", "new_flows", "ct_hits",
- *                       "ct_misses", "backends": [{"name", "addr", "packets",
+ *                       "ct_misses", "cache_hits" (packets sent from the
+ *                       flow cache; for stateful VIPs also in ct_hits),
+ *                       "backends": [{"name", "addr", "packets",
  *                       "bytes"}]}],
  *             "events": {"malformed": n, ...}, "actions": {"aborted",
  *             "drop", "pass", "tx", "redirect"}, "conntrack_entries": n,

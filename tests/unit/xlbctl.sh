@@ -147,7 +147,7 @@ cat >"$tmp/resp.json" <<'EOF'
    "backends": 3, "healthy": 3, "in_table": 3, "panic_active": false,
    "generation": 4, "fingerprint": "0x0123456789abcdef", "changed_at": 1.0,
    "memory_bytes": 1052672, "stats": {"packets": 10, "bytes": 1000,
-   "new_flows": 2, "ct_hits": 8, "ct_misses": 2}}]}},
+   "new_flows": 2, "ct_hits": 8, "ct_misses": 2, "cache_hits": 6}}]}},
  "backend.show": {"result": {"vip": "192.0.2.10:80/tcp", "backends": [
    {"addr": "10.0.0.11", "name": "web1", "id": 1, "weight": 1,
     "state": "active", "health": "up", "check": {"kind": "http"},
@@ -562,7 +562,8 @@ result $ok "vip show: a table with units" "$(seen)"
 ctl "${X[@]}" vip show $VIP
 ok=0
 for t in "health       http GET /healthz expects 200" "memory       1.00 MiB" \
-	 "traffic      10 packets"; do
+	 "traffic      10 packets" "conntrack    8 hits, 2 misses" \
+	 "flow cache   6 hits"; do
 	has "$tmp/out" "$t" || ok=1
 done
 result $ok "vip show VIP: the VIP in detail" "$(seen)"

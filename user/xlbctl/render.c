@@ -201,6 +201,7 @@ void render_vip_detail(FILE *f, json_object *v)
 	   r_u64(st, "new_flows", 0));
 	kv(f, "conntrack", "%" PRIu64 " hits, %" PRIu64 " misses",
 	   r_u64(st, "ct_hits", 0), r_u64(st, "ct_misses", 0));
+	kv(f, "flow cache", "%" PRIu64 " hits", r_u64(st, "cache_hits", 0));
 }
 
 /* --- backends ------------------------------------------------------------- */

@@ -93,6 +93,8 @@ static void render(struct xlbd *d, struct buf *b)
 			(unsigned long long)st.new_flows);
 		bprintf(b, "xlb_vip_conntrack_hits_total{vip=\"%s\"} %llu\n",
 			vs, (unsigned long long)st.ct_hits);
+		bprintf(b, "xlb_vip_flow_cache_hits_total{vip=\"%s\"} %llu\n",
+			vs, (unsigned long long)st.cache_hits);
 		bprintf(b, "xlb_vip_table_generation{vip=\"%s\"} %llu\n", vs,
 			(unsigned long long)d->rt_vips[i].generation);
 		bprintf(b, "xlb_vip_table_fingerprint{vip=\"%s\",fingerprint=\"0x%016llx\"} 1\n",

@@ -144,6 +144,7 @@ static json_object *vip_stats_json(struct xlbd *d, uint32_t id)
 	jadd(o, "new_flows", jint(st.new_flows));
 	jadd(o, "ct_hits", jint(st.ct_hits));
 	jadd(o, "ct_misses", jint(st.ct_misses));
+	jadd(o, "cache_hits", jint(st.cache_hits));
 	return o;
 }
 
