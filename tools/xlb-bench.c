@@ -513,23 +513,33 @@ struct path {
 	int new_flow;		/* a different flow every call */
 	int expect;		/* XDP action the path must end in */
 	int fib;		/* arrives on the veth: next hop by FIB lookup */
+	int rotate;		/* call i: flow i % rotate, all established */
 };
 
+/*
+ * Flows the *_rotate paths cycle through: 8 times the flow cache's slots
+ * (structs.h), so that a flow's slot always holds another flow when its
+ * turn comes again: a connection (or table) hit that misses the cache.
+ */
+#define ROTATE_FLOWS	(8 * XLB_FC_SLOTS)
+
 static const struct path paths[] = {
-	{ "non_vip_pass", 4, OTHER4, 80, 0, XDP_PASS, 0 },
-	{ "ct_hit", 4, VIP4, 80, 0, XDP_TX, 0 },
-	{ "new_flow", 4, VIP4, 80, 1, XDP_TX, 0 },
-	{ "stateless", 4, VIP4, 8080, 0, XDP_TX, 0 },
-	{ "stateless_new", 4, VIP4, 8080, 1, XDP_TX, 0 },
-	{ "ipv6_ct_hit", 6, VIP6, 80, 0, XDP_TX, 0 },
-	{ "gue_ct_hit", 4, VIP4, 443, 0, XDP_TX, 0 },
-	{ "gue6_ct_hit", 6, VIP6, 443, 0, XDP_TX, 0 },
-	{ "fib_ct_hit", 4, VIP4, 81, 0, XDP_TX, 1 },
+	{ "non_vip_pass", 4, OTHER4, 80, 0, XDP_PASS, 0, 0 },
+	{ "ct_hit", 4, VIP4, 80, 0, XDP_TX, 0, 0 },
+	{ "new_flow", 4, VIP4, 80, 1, XDP_TX, 0, 0 },
+	{ "stateless", 4, VIP4, 8080, 0, XDP_TX, 0, 0 },
+	{ "stateless_new", 4, VIP4, 8080, 1, XDP_TX, 0, 0 },
+	{ "ipv6_ct_hit", 6, VIP6, 80, 0, XDP_TX, 0, 0 },
+	{ "gue_ct_hit", 4, VIP4, 443, 0, XDP_TX, 0, 0 },
+	{ "gue6_ct_hit", 6, VIP6, 443, 0, XDP_TX, 0, 0 },
+	{ "fib_ct_hit", 4, VIP4, 81, 0, XDP_TX, 1, 0 },
+	{ "ct_hit_rotate", 4, VIP4, 80, 0, XDP_TX, 0, ROTATE_FLOWS },
+	{ "stateless_rotate", 4, VIP4, 8080, 0, XDP_TX, 0, ROTATE_FLOWS },
 };
 
 #define NPATHS	ARRAY_SIZE(paths)
 
-static const struct path baseline_path = { "baseline", 4, VIP4, 80, 0, XDP_TX, 0 };
+static const struct path baseline_path = { "baseline", 4, VIP4, 80, 0, XDP_TX, 0, 0 };
 
 /*
  * Where the packets of a measured case come from: the path's one packet,
@@ -558,6 +568,16 @@ static size_t gen_new_flow(void *ctx, long i, __u8 *buf)
 
 	return make_packet(buf, g->pa->family, g->pa->dst, g->pa->dport,
 			   (__u16)(1024 + k % 60000), (__u32)(k / 60000 + 1));
+}
+
+/* Established flows, in turn (struct path.rotate): the same for any build. */
+static size_t gen_rotate(void *ctx, long i, __u8 *buf)
+{
+	const struct new_flow_gen *g = ctx;
+	long k = (g->base + i) % g->pa->rotate;
+
+	return make_packet(buf, g->pa->family, g->pa->dst, g->pa->dport,
+			   (__u16)(1024 + k), 7);
 }
 
 /* Calls first .. first + calls - 1 of gen (or the path's one packet). */
@@ -661,6 +681,12 @@ static int run_pair(int base_fd, int prog_fd, const struct path *pa,
 
 			if (gen)
 				g.base += ((struct new_flow_gen *)ctx)->base;
+			/*
+			 * the same established flows, half a turn away: not
+			 * the ones this build's calls just brought to cache
+			 */
+			if (gen == gen_rotate)
+				g.base = pa->rotate / 2;
 			ret = run_case(base_fd, pa, done, n, gen, &g, &x);
 		} else {
 			ret = run_case(base_fd, &baseline_path, 0, n, NULL,
@@ -756,6 +782,7 @@ static int bench_pkt(const struct opts *o)
 	double *base = calloc(NPATHS * (size_t)nr, sizeof(double));
 	double *ns = calloc(NPATHS * (size_t)nr, sizeof(double));
 	double *ratio = calloc((size_t)nr, sizeof(double));
+	double warm;
 	size_t i;
 
 	if (!base || !ns || !ratio)
@@ -790,8 +817,15 @@ static int bench_pkt(const struct opts *o)
 			/* every round of new flows starts from an empty table */
 			if (paths[i].new_flow)
 				xlb_dp_ct_flush(&b.dp);
-			ret = run_pair(base_fd, main_fd, &paths[i], o->calls,
-				       paths[i].new_flow ? gen_new_flow : NULL,
+			/* rotating flows: established before the first round */
+			if (paths[i].rotate && !r)
+				ret = run_case(main_fd, &paths[i], 0,
+					       paths[i].rotate, gen_rotate, &g,
+					       &warm);
+			ret = ret ? ret : run_pair(base_fd, main_fd, &paths[i],
+				       o->calls,
+				       paths[i].new_flow ? gen_new_flow :
+				       paths[i].rotate ? gen_rotate : NULL,
 				       &g, &base[i * nr + r], &ns[i * nr + r]);
 		}
 		if (ret) {
@@ -1097,7 +1131,7 @@ static void ct_fig(struct fig *f, const char *what, const struct ct_level *l)
 
 static int bench_pkt_scale(const struct opts *o)
 {
-	static const struct path vip_spread = { "vip_spread", 4, VIP4, 80, 0, XDP_TX, 0 };
+	static const struct path vip_spread = { "vip_spread", 4, VIP4, 80, 0, XDP_TX, 0, 0 };
 	struct pkt_bench b = {};
 	struct xlb_err err = { "" };
 	const struct path *ct_hit = &paths[1], *new_flow = &paths[2];
