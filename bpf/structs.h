@@ -280,7 +280,7 @@ struct xlb_fc_entry {
 	struct xlb_flow flow;	/* as received */
 	__u32 gen;		/* xlb_gen when filled */
 	__u32 ifindex;		/* egress = ingress required; 0: any */
-	__u64 stamp;		/* bpf_jiffies64() when filled */
+	__u64 expires;		/* bpf_jiffies64() at which it is stale */
 	__u16 vip;		/* VIP id (counters) */
 	__u16 backend;		/* backend id (counters) */
 	__u16 max_len;		/* largest inner IP packet that fits the MTU */

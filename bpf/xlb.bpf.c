@@ -852,8 +852,7 @@ struct fc_ref {
  * caller's (6.1 takes map keys from the stack only).
  */
 static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
-				   const struct xlb_config *cfg, __u32 *key,
-				   struct fc_ref *ref)
+				   __u32 *key, struct fc_ref *ref)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -879,25 +878,17 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 	c = (const __u64 *)&e->flow;
 	if (c[0] != w[0] || c[1] != w[1] || c[2] != w[2] || c[3] != w[3] ||
 	    c[4] != w[4] || e->gen != ref->gen ||
-	    bpf_jiffies64() - e->stamp >= cfg->hz / XLB_FC_LIFE ||
+	    bpf_jiffies64() >= e->expires ||
 	    tot > e->max_len || data + sizeof(*eth) + tot != end ||
 	    (e->ifindex && e->ifindex != ctx->ingress_ifindex))
 		return XLB_MISS;
-	*key = e->vip;
-	vs = bpf_map_lookup_elem(&xlb_vip_stats, key);
-	if (!vs)
-		return XLB_MISS;
-	if (e->flags & XLB_FC_F_STATEFUL)
-		vs->ct_hits++;
-	vs->cache_hits++;
 	if (e->misses)
 		e->misses = 0;
-	count_forward(vs, e->backend, tot, 1);
 	over = e->family == XLB_FAMILY_INET ? sizeof(struct iphdr) :
 					      sizeof(struct ipv6hdr);
 	eth = grow_front(ctx, over, &end);
 	if (!eth)
-		goto uncount;
+		return drop(XLB_EV_MALFORMED);
 	*(__u64 *)eth = *(const __u64 *)e->mac;
 	*(__u32 *)((__u8 *)eth + 8) = *(const __u32 *)&e->mac[8];
 	if (e->family == XLB_FAMILY_INET) {
@@ -906,7 +897,7 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 		__be16 len = bpf_htons(sizeof(*ip) + tot);
 
 		if ((void *)(ip + 1) > end)
-			goto uncount;
+			return drop(XLB_EV_MALFORMED);
 		eth->h_proto = bpf_htons(ETH_P_IP);
 		*(__be16 *)ip = vtos;
 		ip->tot_len = len;
@@ -921,7 +912,7 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
 		if ((void *)(ip6 + 1) > end)
-			goto uncount;
+			return drop(XLB_EV_MALFORMED);
 		eth->h_proto = bpf_htons(ETH_P_IPV6);
 		*(__be32 *)ip6 = bpf_htonl(6u << 28 | (__u32)tos << 20 |
 					   e->label);
@@ -931,10 +922,16 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 		__builtin_memcpy(&ip6->saddr, e->src, 16);
 		__builtin_memcpy(&ip6->daddr, e->dst, 16);
 	}
+	/* counted once it is sure to leave: nothing to take back */
+	*key = e->vip;
+	vs = bpf_map_lookup_elem(&xlb_vip_stats, key);
+	if (vs) {
+		if (e->flags & XLB_FC_F_STATEFUL)
+			vs->ct_hits++;
+		vs->cache_hits++;
+	}
+	count_forward(vs, e->backend, tot, 1);
 	return XDP_TX;
-uncount:
-	count_forward(vs, e->backend, tot, -1);
-	return drop(XLB_EV_MALFORMED);
 }
 
 /*
@@ -957,7 +954,7 @@ static __always_inline void fc_fill(const struct fc_ref *ref,
 	if (!e)
 		return;
 	/* a live entry gives way to the XLB_FC_STAY-th other flow */
-	if (e->gen == ref->gen && now - e->stamp < cfg->hz / XLB_FC_LIFE &&
+	if (e->gen == ref->gen && now < e->expires &&
 	    e->misses < XLB_FC_STAY - 1) {
 		e->misses++;
 		return;
@@ -971,7 +968,7 @@ static __always_inline void fc_fill(const struct fc_ref *ref,
 	c[4] = w[4];
 	e->gen = ref->gen;
 	e->ifindex = be->ifindex;
-	e->stamp = now;
+	e->expires = now + cfg->hz / XLB_FC_LIFE;
 	e->vip = vip->id;
 	e->backend = id;
 	e->max_len = cfg->mtu - over;
@@ -1231,17 +1228,21 @@ int xlb_main(struct xdp_md *ctx)
 	__u32 key = 0;
 	int action = XLB_GENERAL;
 
-	cfg = bpf_map_lookup_elem(&xlb_config, &key);
-	if (cfg && (void *)(eth + 1) <= (void *)(long)ctx->data_end) {
+	if ((void *)(eth + 1) <= (void *)(long)ctx->data_end) {
 		if (eth->h_proto == bpf_htons(ETH_P_IP))
 			action = fast_v4(ctx, &fa);
 		else if (eth->h_proto == bpf_htons(ETH_P_IPV6))
 			action = fast_v6(ctx, &fa);
 		/* one copy of the second half for both families */
 		if (!action)
-			action = fc_send(ctx, &fa, cfg, &key, &ref);
-		if (action == XLB_MISS)
-			action = fast_send(ctx, &fa, cfg, &ref);
+			action = fc_send(ctx, &fa, &key, &ref);
+		/* the config only now: one value fewer kept over fc_send */
+		if (action == XLB_MISS) {
+			key = 0;
+			cfg = bpf_map_lookup_elem(&xlb_config, &key);
+			action = cfg ? fast_send(ctx, &fa, cfg, &ref) :
+				       XLB_GENERAL;
+		}
 	}
 	if (action == XLB_GENERAL)
 		action = process(ctx, &fa);
