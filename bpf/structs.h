@@ -246,11 +246,11 @@ _Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
 
 /*
  * Flow cache.  Per CPU, direct-mapped by an unkeyed fold of the flow
- * (xlb_fc_slot): the outcome of a packet that left by the fast path in IP
- * in IP (not GUE), ready to be written again, so that the flow's next
- * packets on this CPU skip the VIP index, the connection table or table
- * lookup, and the backend entry.  It only remembers what those said: an
- * entry is valid while
+ * (xlb_fc_slot): the outcome of a packet that left by the fast path (IP
+ * in IP, or GUE over IPv4), ready to be written again, so that the next
+ * packets of the flow on this CPU skip the VIP index, the connection
+ * table or table lookup, and the backend entry.  It only remembers what
+ * those said: an entry is valid while
  *  - its gen equals xlb_gen, which libxlb increments after every write
  *    to the config, VIPs, tables, backends or connection table (the
  *    program reads xlb_gen before anything it caches, so a packet that
@@ -275,6 +275,10 @@ _Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
 #define XLB_FC_LIFE		2	/* an entry lives 1/XLB_FC_LIFE s */
 #define XLB_FC_STAY		4
 #define XLB_FC_F_STATEFUL	1	/* count connection-table hits */
+#define XLB_FC_F_GUE		2	/* GUE over IPv4 (UDP checksum 0) */
+
+/* GUE over IPv4: UDP, GUE header and the hop list of two addresses. */
+#define XLB_FC_GUE4_LEN		(8 + 16)
 
 struct xlb_fc_entry {
 	struct xlb_flow flow;	/* as received */
@@ -288,11 +292,19 @@ struct xlb_fc_entry {
 	__u8 flags;		/* XLB_FC_F_* */
 	__u8 mac[12];		/* Ethernet destination, source */
 	__u32 sum;		/* IPv4 outer: frag + ttl/proto + addresses */
-	__be32 src[4];		/* outer source (IPv4: src[0]) */
-	__be32 dst[4];		/* outer destination: the backend */
-	__u32 label;		/* IPv6 outer: flow label (hash & 0xfffff) */
+	union {
+		struct {
+			__be32 src, dst;
+			__be32 ports;	/* GUE: UDP source, destination */
+			__u8 gue[16];	/* GUE: header, hop list */
+		} v4;
+		struct {
+			__be32 src[4], dst[4];
+			__u32 label;	/* flow label (hash & 0xfffff) */
+		} v6;
+	} o;			/* outer headers by family */
 	__u8 ttl;		/* outer TTL / hop limit */
-	__u8 proto;		/* outer next protocol: IPIP or IPV6 */
+	__u8 proto;		/* outer next protocol: IPIP, IPV6 or UDP */
 	__u8 misses;		/* other flows' misses since its last hit */
 	__u8 pad[9];
 };

@@ -884,8 +884,9 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 		return XLB_MISS;
 	if (e->misses)
 		e->misses = 0;
-	over = e->family == XLB_FAMILY_INET ? sizeof(struct iphdr) :
-					      sizeof(struct ipv6hdr);
+	over = e->family == XLB_FAMILY_INET6 ? sizeof(struct ipv6hdr) :
+	       e->flags & XLB_FC_F_GUE ? sizeof(struct iphdr) + XLB_FC_GUE4_LEN :
+					 sizeof(struct iphdr);
 	eth = grow_front(ctx, over, &end);
 	if (!eth)
 		return drop(XLB_EV_MALFORMED);
@@ -894,10 +895,22 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 	if (e->family == XLB_FAMILY_INET) {
 		struct iphdr *ip = (void *)(eth + 1);
 		__be16 vtos = bpf_htons(0x4500 | tos);
-		__be16 len = bpf_htons(sizeof(*ip) + tot);
+		__be16 len = bpf_htons(over + tot);
 
 		if ((void *)(ip + 1) > end)
 			return drop(XLB_EV_MALFORMED);
+		if (e->flags & XLB_FC_F_GUE) {
+			struct udphdr *udp = (void *)(ip + 1);
+			__u64 *gue = (void *)(udp + 1);
+
+			if ((void *)udp + XLB_FC_GUE4_LEN > end)
+				return drop(XLB_EV_MALFORMED);
+			*(__be32 *)udp = e->o.v4.ports;
+			/* length, and checksum 0 */
+			*(__be32 *)&udp->len = bpf_htons(XLB_FC_GUE4_LEN + tot);
+			gue[0] = *(const __u64 *)e->o.v4.gue;
+			gue[1] = *(const __u64 *)&e->o.v4.gue[8];
+		}
 		eth->h_proto = bpf_htons(ETH_P_IP);
 		*(__be16 *)ip = vtos;
 		ip->tot_len = len;
@@ -905,8 +918,8 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 		ip->frag_off = bpf_htons(XLB_IP_DF);
 		ip->ttl = e->ttl;
 		ip->protocol = e->proto;
-		ip->saddr = e->src[0];
-		ip->daddr = e->dst[0];
+		ip->saddr = e->o.v4.src;
+		ip->daddr = e->o.v4.dst;
 		ip->check = ~csum_fold64((__u64)e->sum + vtos + len);
 	} else {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
@@ -915,12 +928,12 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 			return drop(XLB_EV_MALFORMED);
 		eth->h_proto = bpf_htons(ETH_P_IPV6);
 		*(__be32 *)ip6 = bpf_htonl(6u << 28 | (__u32)tos << 20 |
-					   e->label);
+					   e->o.v6.label);
 		ip6->payload_len = bpf_htons(tot);
 		ip6->nexthdr = e->proto;
 		ip6->hop_limit = e->ttl;
-		__builtin_memcpy(&ip6->saddr, e->src, 16);
-		__builtin_memcpy(&ip6->daddr, e->dst, 16);
+		__builtin_memcpy(&ip6->saddr, e->o.v6.src, 16);
+		__builtin_memcpy(&ip6->daddr, e->o.v6.dst, 16);
 	}
 	/* counted once it is sure to leave: nothing to take back */
 	*key = e->vip;
@@ -945,7 +958,7 @@ static __always_inline void fc_fill(const struct fc_ref *ref,
 				    const struct xlb_vip *vip,
 				    const struct xlb_backend *be,
 				    const struct encap_args *a, __u32 id,
-				    __u32 over)
+				    __u32 over, const __u8 *gue)
 {
 	struct xlb_fc_entry *e = ref->e;
 	const __u64 *w = (const __u64 *)f;
@@ -978,16 +991,23 @@ static __always_inline void fc_fill(const struct fc_ref *ref,
 	*(__u32 *)&e->mac[8] = *(const __u32 *)&be->smac[2];
 	e->ttl = a->ttl;
 	e->proto = inner_proto(a->inner_family);
+	if (gue) {	/* as write_gue wrote it, read back: on a fill only */
+		e->flags |= XLB_FC_F_GUE;
+		e->proto = IPPROTO_UDP;
+		e->o.v4.ports = *(const __be32 *)gue;
+		*(__u64 *)e->o.v4.gue = *(const __u64 *)(gue + 8);
+		*(__u64 *)&e->o.v4.gue[8] = *(const __u64 *)(gue + 16);
+	}
 	if (be->family == XLB_FAMILY_INET) {
-		e->src[0] = a->src[0];
-		e->dst[0] = be->addr[0];
+		e->o.v4.src = a->src[0];
+		e->o.v4.dst = be->addr[0];
 		e->sum = csum_fold64((__u64)bpf_htons(XLB_IP_DF) +
 				     bpf_htons((__u16)e->ttl << 8 | e->proto) +
 				     a->src[0] + be->addr[0]);
 	} else {
-		__builtin_memcpy(e->src, a->src, 16);
-		__builtin_memcpy(e->dst, be->addr, 16);
-		e->label = a->hash & 0xfffff;
+		__builtin_memcpy(e->o.v6.src, a->src, 16);
+		__builtin_memcpy(e->o.v6.dst, be->addr, 16);
+		e->o.v6.label = a->hash & 0xfffff;
 	}
 }
 
@@ -1014,6 +1034,7 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	struct cursor c;
 	__u32 over;
 	int err, fresh = 0;
+	__u8 *gue;
 
 	vip = find_vip(&fa->p.flow);
 	if (!vip)
@@ -1079,9 +1100,15 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 			err = write_encap(&c, &a);
 		if (err)
 			goto uncount;
-		if (be->encap != XLB_ENCAP_GUE && !fresh)
+		/* GUE here is over IPv4: its UDP header follows the IP one */
+		gue = (__u8 *)(eth + 1) + sizeof(struct iphdr);
+		if (be->encap != XLB_ENCAP_GUE)
+			gue = NULL;
+		else if (gue + XLB_FC_GUE4_LEN > (__u8 *)end)
+			fresh = 1;	/* not to be cached */
+		if (!fresh)
 			fc_fill(ref, &fa->p.flow, cfg, vip, be, &a, fa->ch.id,
-				over);
+				over, gue);
 		return XDP_TX;
 	}
 	fa->vip_id = vip->id;

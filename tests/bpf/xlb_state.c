@@ -821,6 +821,7 @@ static int fc_entry(const struct lb *lb, int cpu, const struct xlb_flow *f,
 TEST_F(lb, fc_cached_packets_leave_as_the_whole_path_sends_them)
 {
 	static const int kinds[] = { K_TCP_IPIP4, K_TCP_IPIP6, K_UDP_IPIP6,
+				     K_TCP_GUE4, K_UDP_GUE4, K_STATELESS,
 				     K_OVERRIDE4, K_ATOMIC };
 	static __u8 in[LB_BUF];
 	static struct lb_res r0, r;
