@@ -268,8 +268,8 @@ _Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
  * XLB_FC_STAY-th other flow that misses on its slot (counted in
  * `misses`, cleared by each of its hits).  Unkeyed, because it decides
  * nothing: flows aimed at one slot only take the whole path.  512 slots
- * of 128 bytes (64 KiB a CPU): a miss in a larger cache costs more than
- * its hits save (pkt benchmark, *_rotate paths; BENCHMARKS.md).
+ * of 128 bytes (64 KiB a CPU): with 4096 (512 KiB) every miss cost more,
+ * a stateless VIP's new flow 15-19% (pkt benchmark; README).
  */
 #define XLB_FC_SLOTS		512
 #define XLB_FC_LIFE		2	/* an entry lives 1/XLB_FC_LIFE s */
