@@ -948,9 +948,10 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 }
 
 /*
- * Remember how a packet of a flow left by the fast path (IP in IP), for
- * its next packets on this CPU (fc_send).  Everything written derives
- * from state of generation ref->gen or older.
+ * Remember how a packet of a flow left by the fast path (IP in IP or GUE
+ * over IPv4; gue: its UDP header), for the flow's next packets on this
+ * CPU (fc_send).  Everything written derives from state of generation
+ * ref->gen or older.
  */
 static __always_inline void fc_fill(const struct fc_ref *ref,
 				    const struct xlb_flow *f,
