@@ -36,9 +36,10 @@
  *   xlb_events        PERCPU_ARRAY[XLB_EV_MAX]       -> __u64
  *   xlb_actions       PERCPU_ARRAY[XLB_ACTIONS]      -> __u64 (by XDP action)
  *   xlb_tx_ports      DEVMAP_HASH ifindex -> ifindex (egress for redirect)
- *   xlb_gen           ARRAY[1] -> __u32, mmapable: the state generation,
- *                     incremented by libxlb after every change the flow
- *                     cache depends on (see "Flow cache" below)
+ *   xlb_bpf.bss       ARRAY[1] -> __u32 xlb_gen, mmapable: the program's
+ *                     global data (maps.h), which is the state
+ *                     generation, incremented by libxlb after every
+ *                     change the flow cache depends on ("Flow cache")
  *   xlb_flow_cache    PERCPU_ARRAY[XLB_FC_SLOTS] -> struct xlb_fc_entry
  */
 #ifndef XLB_STRUCTS_H

@@ -857,18 +857,14 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	const __u64 *w = (const __u64 *)&fa->p.flow, *c;
-	__u32 tot = fa->p.l3_len, over, *g;
+	__u32 tot = fa->p.l3_len, over;
 	struct xlb_vip_stats *vs;
 	struct xlb_fc_entry *e;
 	struct ethhdr *eth;
 	__u8 tos = fa->p.tos;
 
 	ref->e = NULL;
-	*key = 0;
-	g = bpf_map_lookup_elem(&xlb_gen, key);
-	if (!g)
-		return XLB_MISS;
-	ref->gen = *(volatile __u32 *)g;
+	ref->gen = *(volatile __u32 *)&xlb_gen;
 	barrier();	/* the generation before anything it stands for */
 	*key = xlb_fc_slot(&fa->p.flow);
 	e = bpf_map_lookup_elem(&xlb_flow_cache, key);

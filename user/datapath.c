@@ -201,7 +201,7 @@ static int dp_finish(struct xlb_dp *dp, struct xlb_err *err)
 	g = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
 		 MAP_SHARED, dp->gen, 0);
 	if (g == MAP_FAILED)
-		return xlb_errf(err, errno, "cannot map %s (made without BPF_F_MMAPABLE?): %s",
+		return xlb_errf(err, errno, "cannot map %s, the generation (made without BPF_F_MMAPABLE?): %s",
 				XLB_MAP_GEN, strerror(errno));
 	dp->gen_map = g;
 	return vip_classes_learn(dp, err);
@@ -262,7 +262,7 @@ fail:
 int xlb_dp_from_pins(struct xlb_dp *dp, const char *dir, struct xlb_err *err)
 {
 	const struct map_spec *s;
-	char path[4096];
+	char path[4096], *dot;
 	size_t i;
 	int fd, ret;
 
@@ -275,6 +275,9 @@ int xlb_dp_from_pins(struct xlb_dp *dp, const char *dir, struct xlb_err *err)
 				       "pin folder name is too long: %s", dir);
 			goto fail;
 		}
+		/* as bpf_object__pin_maps names pins: bpffs takes no dots */
+		for (dot = path + strlen(dir) + 1; (dot = strchr(dot, '.'));)
+			*dot = '_';
 		fd = bpf_obj_get(path);
 		if (fd < 0) {
 			const char *hint = "";

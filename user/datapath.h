@@ -37,7 +37,7 @@ struct xlb_dp {
 	int actions;		/* xlb_actions */
 	int tx_ports;		/* xlb_tx_ports */
 	int abi;		/* xlb_abi: XLB_DP_ABI entries */
-	int gen;		/* xlb_gen */
+	int gen;		/* xlb_bpf.bss: xlb_gen */
 	int flow_cache;		/* xlb_flow_cache */
 	__u32 *gen_map;		/* xlb_gen, mapped (xlb_dp_changed) */
 	int ncpus;		/* possible CPUs: per-CPU value count */
@@ -67,7 +67,14 @@ struct xlb_dp {
 #define XLB_MAP_ACTIONS		"xlb_actions"
 #define XLB_MAP_TX_PORTS	"xlb_tx_ports"
 #define XLB_MAP_ABI		"xlb_abi"
-#define XLB_MAP_GEN		"xlb_gen"
+/*
+ * The program's global data (bpf/maps.h: xlb_gen): libbpf names the .bss
+ * map of an object after the object, and the skeleton's object is xlb_bpf.
+ * bpffs takes no dots in names: libbpf pins it (as any map, '.' -> '_')
+ * under XLB_PIN_GEN, and xlb_dp_from_pins opens it there.
+ */
+#define XLB_MAP_GEN		"xlb_bpf.bss"
+#define XLB_PIN_GEN		"xlb_bpf_bss"
 #define XLB_MAP_FLOW_CACHE	"xlb_flow_cache"
 
 /* Name of the inner table maps publish creates (bpftool map list). */

@@ -116,7 +116,7 @@ static int dp_create(struct xlb_dp *dp)
 	dp->tx_ports = map_new(BPF_MAP_TYPE_DEVMAP_HASH, "xlb_tx_ports", 4, 4,
 			       64, 0, 0);
 	dp->abi = map_new(BPF_MAP_TYPE_ARRAY, "xlb_abi", 4, 1, XLB_DP_ABI, 0, 0);
-	dp->gen = map_new(BPF_MAP_TYPE_ARRAY, "xlb_gen", 4, 4, 1,
+	dp->gen = map_new(BPF_MAP_TYPE_ARRAY, "xlb_bpf.bss", 4, 4, 1,
 			  BPF_F_MMAPABLE, 0);
 	dp->flow_cache = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_flow_cache", 4,
 				 sizeof(struct xlb_fc_entry), XLB_FC_SLOTS, 0,
@@ -1135,7 +1135,7 @@ static const char *const pin_names[] = {
 	XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_BACKENDS,
 	XLB_MAP_CONNTRACK, XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS,
 	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS, XLB_MAP_VIP_INDEX,
-	XLB_MAP_ABI, XLB_MAP_GEN, XLB_MAP_FLOW_CACHE,
+	XLB_MAP_ABI, XLB_PIN_GEN, XLB_MAP_FLOW_CACHE,
 	XLB_TABLE_SIZES_X(TABLE_PIN)
 };
 
@@ -1237,15 +1237,15 @@ TEST_F(dp, from_pins)
 	/* a generation the daemon could not increment (not mmapable) */
 	other = bpf_map_create(BPF_MAP_TYPE_ARRAY, XLB_MAP_GEN, 4, 4, 1, NULL);
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, pin(dir, XLB_MAP_GEN, other));
+	ASSERT_EQ(0, pin(dir, XLB_PIN_GEN, other));
 	close(other);
 	EXPECT_GT(0, xlb_dp_from_pins(&pinned, dir, &self->err));
-	EXPECT_NE(NULL, strstr(self->err.msg, "cannot map xlb_gen"))
+	EXPECT_NE(NULL, strstr(self->err.msg, "cannot map " XLB_MAP_GEN))
 		TH_LOG("%s", self->err.msg);
 	TH_LOG("%s", self->err.msg);
 	EXPECT_EQ(-1, pinned.gen) TH_LOG("fds left open after an error");
 	EXPECT_EQ(NULL, pinned.gen_map);
-	ASSERT_EQ(0, pin(dir, XLB_MAP_GEN, self->dp.gen));
+	ASSERT_EQ(0, pin(dir, XLB_PIN_GEN, self->dp.gen));
 
 	/* a missing map */
 	snprintf(path, sizeof(path), "%s/%s", dir, XLB_MAP_EVENTS);
