@@ -199,10 +199,11 @@ static __always_inline int pick_from_table(const struct xlb_config *cfg,
 #define CT_V0(e)	(*(volatile __u64 *)&(e)->epoch)	/* epoch, hash */
 #define CT_V1(e)	(*(volatile __u64 *)&(e)->backend)	/* +vip, check */
 
-static __always_inline int ct_flow_eq(const struct xlb_ct_entry *e,
-				      const struct xlb_flow *f)
+/* Two flows, word by word (five aligned words, padding zero). */
+static __always_inline int flow_eq(const struct xlb_flow *x,
+				   const struct xlb_flow *y)
 {
-	const __u64 *a = (const __u64 *)&e->flow, *b = (const __u64 *)f;
+	const __u64 *a = (const __u64 *)x, *b = (const __u64 *)y;
 
 	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] &&
 	       a[3] == b[3] && a[4] == b[4];
@@ -284,7 +285,7 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 			}
 			continue;
 		}
-		if (ct_flow_eq(e, f)) {
+		if (flow_eq(&e->flow, f)) {
 			hit = e;
 			break;
 		}
@@ -856,7 +857,6 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	const __u64 *w = (const __u64 *)&fa->p.flow, *c;
 	__u32 tot = fa->p.l3_len, over;
 	struct xlb_vip_stats *vs;
 	struct xlb_fc_entry *e;
@@ -871,9 +871,7 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 	if (!e)
 		return XLB_MISS;
 	ref->e = e;
-	c = (const __u64 *)&e->flow;
-	if (c[0] != w[0] || c[1] != w[1] || c[2] != w[2] || c[3] != w[3] ||
-	    c[4] != w[4] || e->gen != ref->gen ||
+	if (!flow_eq(&e->flow, &fa->p.flow) || e->gen != ref->gen ||
 	    bpf_jiffies64() >= e->expires ||
 	    tot > e->max_len || data + sizeof(*eth) + tot != end ||
 	    (e->ifindex && e->ifindex != ctx->ingress_ifindex))
@@ -958,8 +956,7 @@ static __always_inline void fc_fill(const struct fc_ref *ref,
 				    __u32 over, const __u8 *gue)
 {
 	struct xlb_fc_entry *e = ref->e;
-	const __u64 *w = (const __u64 *)f;
-	__u64 now = bpf_jiffies64(), *c;
+	__u64 now = bpf_jiffies64();
 
 	if (!e)
 		return;
@@ -970,12 +967,7 @@ static __always_inline void fc_fill(const struct fc_ref *ref,
 		return;
 	}
 	e->misses = 0;
-	c = (__u64 *)&e->flow;
-	c[0] = w[0];
-	c[1] = w[1];
-	c[2] = w[2];
-	c[3] = w[3];
-	c[4] = w[4];
+	e->flow = *f;
 	e->gen = ref->gen;
 	e->ifindex = be->ifindex;
 	e->expires = now + cfg->hz / XLB_FC_LIFE;
@@ -1030,7 +1022,7 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	struct ethhdr *eth;
 	struct cursor c;
 	__u32 over;
-	int err, fresh = 0;
+	int err, no_cache;
 	__u8 *gue;
 
 	vip = find_vip(&fa->p.flow);
@@ -1045,7 +1037,7 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 		err = ct_pick(cfg, vip, &fa->p.flow, vs, &fa->ch, &be);
 	if (err < 0)
 		return drop(-err);
-	fresh = err;
+	no_cache = err;	/* a new flow: cached from its first hit on */
 	over = encap_overhead(be);
 	if ((be->flags & XLB_BE_F_NEXTHOP) &&
 	    (!be->ifindex || be->ifindex == ctx->ingress_ifindex) &&
@@ -1102,8 +1094,8 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 		if (be->encap != XLB_ENCAP_GUE)
 			gue = NULL;
 		else if (gue + XLB_FC_GUE4_LEN > (__u8 *)end)
-			fresh = 1;	/* not to be cached */
-		if (!fresh)
+			no_cache = 1;
+		if (!no_cache)
 			fc_fill(ref, &fa->p.flow, cfg, vip, be, &a, fa->ch.id,
 				over, gue);
 		return XDP_TX;
