@@ -884,6 +884,78 @@ TEST_F(lb, fc_cached_packets_leave_as_the_whole_path_sends_them)
 }
 
 /*
+ * Packets of a cached flow that its entry does not fit take the whole
+ * path, as they would without the cache: one too big to tunnel is
+ * answered with ICMP, a frame with Ethernet padding leaves without it, a
+ * frame cut short of its IP length is dropped as malformed; none is sent
+ * from the cache, and the entry stays for the flow's next packet.
+ */
+TEST_F(lb, fc_packets_the_entry_does_not_fit_take_the_whole_path)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_ATOMIC };
+	static __u8 in[LB_BUF];
+	static struct lb_res r0, r;
+	struct xlb_vip_stats vs0, vs1;
+	struct pkt_info pi;
+	struct pkt_spec s, big;
+	unsigned int i;
+	int v, cpu = fc_pin_cpu();
+
+	ASSERT_LE(0, cpu);
+	lb_for_each_vip(i, v, kinds) {
+		const char *name = lb_kind(v)->name;
+		__u32 id = self->lb.vip[v].id;
+		struct xlb_fc_entry e;
+		struct xlb_flow f;
+		size_t len;
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		len = lb_build(&s, in);
+		xlb_dp_changed(&self->lb.dp);
+		lb_run(&self->lb, in, len, &r0);
+		lb_run(&self->lb, in, len, &r);	/* cached by now */
+		ASSERT_EQ(XDP_TX, r.retval);
+		ASSERT_EQ(0, fc_entry(&self->lb, cpu, &f, &e));
+		ASSERT_EQ(0, memcmp(&e.flow, &f, sizeof(f)))
+			TH_LOG("VIP %s: flow not cached", name);
+		ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, id, &vs0));
+
+		big = s;
+		big.payload_len = LB_MTU - PKT_TCP_LEN -
+				  (s.family == 4 ? PKT_IP4_LEN : PKT_IP6_LEN);
+		len = lb_build(&big, in);
+		lb_run(&self->lb, in, len, &r);
+		EXPECT_EQ(XDP_TX, r.retval);
+		EXPECT_EQ(1, r.ev[XLB_EV_TOO_BIG]);
+		EXPECT_TRUE(lb_is_too_big_answer(in, len, &r, &pi))
+			TH_LOG("VIP %s: a packet over the MTU not answered",
+			       name);
+
+		len = lb_build(&s, in);
+		memset(in + len, 0, 8);		/* Ethernet padding */
+		lb_run(&self->lb, in, len + 8, &r);
+		EXPECT_EQ(XDP_TX, r.retval);
+		ASSERT_EQ(r0.len, r.len) TH_LOG("VIP %s: padded frame", name);
+		EXPECT_EQ(0, memcmp(r0.out, r.out, r0.len))
+			TH_LOG("VIP %s: padded frame left otherwise", name);
+
+		lb_run(&self->lb, in, len - 8, &r);	/* cut short */
+		EXPECT_EQ(XDP_DROP, r.retval);
+		EXPECT_EQ(1, r.ev[XLB_EV_MALFORMED]);
+
+		ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, id, &vs1));
+		EXPECT_EQ(0, vs1.cache_hits - vs0.cache_hits)
+			TH_LOG("VIP %s: sent from the cache", name);
+		lb_run(&self->lb, in, len, &r);
+		ASSERT_EQ(XDP_TX, r.retval);
+		ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, id, &vs0));
+		EXPECT_EQ(1, vs0.cache_hits - vs1.cache_hits)
+			TH_LOG("VIP %s: the entry did not stay", name);
+	}
+}
+
+/*
  * A cached flow keeps its slot against other flows that miss on it, up
  * to XLB_FC_STAY - 1 of them since its last hit; the next one takes it.
  */
