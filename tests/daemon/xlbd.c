@@ -143,7 +143,7 @@ static int daemon_start(struct env *e, const char *extra)
 		lf = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		dup2(lf, 2);
 		snprintf(cmd, sizeof(cmd),
-			 "exec build/xlbd --instance %s --socket %s --state-dir %s --metrics none %s",
+			 "exec build/xlbd --instance %s --socket %s --state-dir %s %s",
 			 e->inst, e->sock, e->dir, extra ? extra : "");
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
@@ -165,13 +165,17 @@ static int daemon_start(struct env *e, const char *extra)
 	return -1;
 }
 
-static void daemon_stop(struct env *e, int sig)
+/* Stop the daemon with sig; its wait status, or -1 if none ran. */
+static int daemon_stop(struct env *e, int sig)
 {
+	int st = -1;
+
 	if (e->pid > 0) {
 		kill(e->pid, sig);
-		waitpid(e->pid, NULL, 0);
+		waitpid(e->pid, &st, 0);
 	}
 	e->pid = 0;
+	return st;
 }
 
 static void env_up(struct env *e)
@@ -888,6 +892,49 @@ TEST_F(xlbd, reload_and_sighup_apply_the_config_file)
 	EXPECT_NE(NULL, strstr(out, "xlb.conf:6:")) TH_LOG("%s", out);
 	ctl(&self->e, "backend show " VIP);
 	EXPECT_EQ(NULL, strstr(out, BE_NET "5"));
+}
+
+/*
+ * Every signal the unit file (ExecReload: HUP; stop: TERM) and an operator
+ * would send, with metrics on as the packaged unit runs: the metrics
+ * server's thread exists before the loop, and a signal it did not block
+ * would end the process with the signal's default action.
+ */
+TEST_F(xlbd, signals_with_metrics_on_reload_or_stop_but_never_kill)
+{
+	static const int ignored[] = { SIGHUP, SIGUSR1, SIGUSR2, SIGHUP, SIGHUP };
+	static const int stops[] = { SIGTERM, SIGINT, SIGQUIT };
+	char scrape[256];
+	size_t i;
+	int k, st;
+
+	snprintf(scrape, sizeof(scrape),
+		 "nsenter --net=/var/run/netns/%s curl -sf http://127.0.0.1:9437/metrics | grep -c '^xlb_up 1'",
+		 self->e.ns);
+	ASSERT_EQ(0, sh("%s", scrape)) TH_LOG("metrics are not served");
+	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP)) TH_LOG("%s", out);
+	/* two VIPs: a restarted daemon adopts more than one */
+	ASSERT_EQ(0, ctl(&self->e, "vip add 10.100.0.2:80/udp")) TH_LOG("%s", out);
+	for (i = 0; i < ARRAY_SIZE(ignored); i++) {
+		kill(self->e.pid, ignored[i]);
+		usleep(100000);
+		ASSERT_EQ(0, waitpid(self->e.pid, &st, WNOHANG))
+			TH_LOG("xlbd ended on signal %d (status %#x)", ignored[i], st);
+		EXPECT_EQ(0, ctl(&self->e, "vip show " VIP)) TH_LOG("%s", out);
+		EXPECT_EQ(0, sh("%s", scrape));
+	}
+	for (k = 0; k < (int)ARRAY_SIZE(stops); k++) {
+		st = daemon_stop(&self->e, stops[k]);
+		/*
+		 * A clean stop, also of a daemon that adopted the pinned
+		 * data path: exit 0, forwarding left pinned for the next.
+		 */
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			TH_LOG("signal %d: wait status %#x", stops[k], st);
+		EXPECT_EQ(0, access(self->e.pins, F_OK));
+		ASSERT_EQ(0, daemon_start(&self->e, NULL));
+		EXPECT_EQ(0, ctl(&self->e, "vip show " VIP)) TH_LOG("%s", out);
+	}
 }
 
 /* --- health --------------------------------------------------------------- */

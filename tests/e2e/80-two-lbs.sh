@@ -48,7 +48,7 @@ LB2_SOCK=$TOPO_DIR/lb2.sock
 xlbctl2() { in_ns lb2 "$XLB_BIN/xlbctl" -s "$LB2_SOCK" "$@"; }
 mkdir -p "$TOPO_DIR/lb2-state"
 topo_bg lb2 xlbd-lb2 "$XLB_BIN/xlbd" --instance "$LB2_INSTANCE" \
-	--socket "$LB2_SOCK" --state-dir "$TOPO_DIR/lb2-state" --metrics none
+	--socket "$LB2_SOCK" --state-dir "$TOPO_DIR/lb2-state"
 for ((i = 0; i < 100; i++)); do
 	[[ -S $LB2_SOCK ]] && break
 	sleep 0.1

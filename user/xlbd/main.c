@@ -588,16 +588,38 @@ static void cleanup(struct xlbd *d)
 		   d->o.instance);
 }
 
+/*
+ * The signals xlbd handles in its loop: HUP reloads, TERM, INT and QUIT
+ * stop (forwarding goes on), USR1 and USR2 are logged and ignored.  They
+ * are blocked in main() before any thread starts (the metrics server,
+ * the build workers), so every thread inherits the mask and none of them
+ * can take a signal's default action, which would end the process.
+ */
+static void signals_set(sigset_t *m)
+{
+	sigemptyset(m);
+	sigaddset(m, SIGTERM);
+	sigaddset(m, SIGINT);
+	sigaddset(m, SIGQUIT);
+	sigaddset(m, SIGHUP);
+	sigaddset(m, SIGUSR1);
+	sigaddset(m, SIGUSR2);
+}
+
+static void signals_block(void)
+{
+	sigset_t m;
+
+	signals_set(&m);
+	pthread_sigmask(SIG_BLOCK, &m, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 static int signals_fd(void)
 {
 	sigset_t m;
 
-	sigemptyset(&m);
-	sigaddset(&m, SIGTERM);
-	sigaddset(&m, SIGINT);
-	sigaddset(&m, SIGHUP);
-	sigprocmask(SIG_BLOCK, &m, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	signals_set(&m);
 	return signalfd(-1, &m, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
@@ -617,6 +639,11 @@ static void on_signal(struct xlbd *d, int sfd)
 		struct xlb_state s;
 		bool found;
 
+		if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGUSR2) {
+			log_notice("signal %u ignored (SIGHUP reloads, SIGTERM stops)",
+				   si.ssi_signo);
+			continue;
+		}
 		if (si.ssi_signo != SIGHUP) {
 			log_notice("signal %u: stopping; forwarding continues (xlbctl shutdown stops it)",
 				   si.ssi_signo);
@@ -720,6 +747,7 @@ int main(int argc, char **argv)
 	struct xlb_state s;
 	int ret;
 
+	signals_block();	/* first: before any thread exists */
 	log_prefix = getenv("JOURNAL_STREAM") || !isatty(STDERR_FILENO);
 	ret = parse_opts(&d, argc, argv);
 	if (ret)

@@ -534,7 +534,8 @@ topo_serve() {
 }
 
 # topo_xlbd_start [ARGS...]: xlbd in the LB namespace, instance named after
-# the run, socket and state in TOPO_DIR; waits for the socket (10 s).
+# the run, socket and state in TOPO_DIR, metrics on as the unit runs it
+# (127.0.0.1:9437 of the LB namespace); waits for the socket (10 s).
 topo_xlbd_start() {
 	local i
 
@@ -542,8 +543,7 @@ topo_xlbd_start() {
 	XLBD_SOCK=$TOPO_DIR/xlbd.sock
 	mkdir -p "$TOPO_DIR/xlbd-state"
 	topo_bg lb xlbd "$XLB_BIN/xlbd" --instance "$XLBD_INSTANCE" \
-		--socket "$XLBD_SOCK" --state-dir "$TOPO_DIR/xlbd-state" \
-		--metrics none "$@"
+		--socket "$XLBD_SOCK" --state-dir "$TOPO_DIR/xlbd-state" "$@"
 	XLBD_PID=$TOPO_LAST_PID
 	for ((i = 0; i < 100; i++)); do
 		[[ -S $XLBD_SOCK ]] && return 0
