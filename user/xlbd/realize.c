@@ -1481,7 +1481,6 @@ void xlbd_realize_free(struct xlbd *d)
 	free(d->beid_hash);
 	free(d->links);
 	free(d->hc_index);
-	for (i = 0; i < n_adopted; i++)
 	free(adopted);
 	adopted = NULL;
 	n_adopted = 0;
