@@ -31,7 +31,10 @@ fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 # An old or empty package list fails the install; refresh once and retry.
-if ! apt-get install -y --no-install-recommends "${missing[@]}"; then
-	apt-get update
-	apt-get install -y --no-install-recommends "${missing[@]}"
+# Another apt or dpkg at work (a second make on this machine) holds the
+# lock: wait for it instead of failing.
+apt=(apt-get -o DPkg::Lock::Timeout=600)
+if ! "${apt[@]}" install -y --no-install-recommends "${missing[@]}"; then
+	"${apt[@]}" update
+	"${apt[@]}" install -y --no-install-recommends "${missing[@]}"
 fi
