@@ -11,7 +11,7 @@ O        := build
 
 CFLAGS   ?= -O2 -g
 XLB_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-	      -Iuser -Ibpf -I$(O)
+	      -Iuser -Iuser/lib -Ibpf -I$(O)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	      -fno-omit-frame-pointer
 # the harness compares literals (int) with whatever the test passes
@@ -28,7 +28,7 @@ BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 
 LIBXLB_SRCS := $(addprefix user/,attach.c client.c clock.c config.c datapath.c \
 	       error.c explain.c health.c lookup_table.c maglev.c neigh.c ring.c \
-	       state.c)
+	       state.c) user/lib/etcd.c
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/%.c=$(O)/obj/%.o)
 LIBXLB      := $(O)/libxlb.a
 
@@ -51,8 +51,8 @@ KSFT_HDR    := $(O)/kselftest/kselftest_harness.h
 
 LDLIBS_BPF  := $(shell pkg-config --libs libxdp libbpf 2>/dev/null || echo -lxdp -lbpf -lelf -lz)
 # everything libxlb and the programs link: BPF, JSON (control protocol),
-# HTTP (metrics), netlink (next hops)
-LDLIBS_XLB  := $(LDLIBS_BPF) -ljson-c -lmicrohttpd -lmnl -lpthread -lm
+# HTTP (metrics), netlink (next hops), HTTP client (etcd)
+LDLIBS_XLB  := $(LDLIBS_BPF) -ljson-c -lmicrohttpd -lmnl -lcurl -lpthread -lm
 
 .PHONY: all deps test test-unit test-unit-asan test-bpf fuzz demo bench clean
 .DEFAULT_GOAL := all
@@ -72,7 +72,8 @@ deps:
 all: $(LIBXLB) $(PROGRAMS) $(TOOLS) $(BPF_PROGS) $(BPF_SKELS)
 
 # --- libxlb -----------------------------------------------------------------
-$(O)/obj/%.o: user/%.c $(wildcard user/*.h bpf/*.h) | $(O)/obj
+$(O)/obj/%.o: user/%.c $(wildcard user/*.h user/lib/*.h bpf/*.h) | $(O)/obj
+	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) -c -o $@ $<
 
 # the clock reader carries its program as a skeleton
@@ -90,10 +91,10 @@ $(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(BPF_SKELS) tests/bpf/pkt.h
 $(O)/xlb-traffic: tools/xlb-traffic.c | $(O)
 	$(CC) $(XLB_CFLAGS) -o $@ $< -lpthread -lm
 
-$(O)/xlbd: $(XLBD_SRCS) $(wildcard user/xlbd/*.h user/*.h bpf/*.h) $(LIBXLB) $(BPF_SKELS)
+$(O)/xlbd: $(XLBD_SRCS) $(wildcard user/xlbd/*.h user/*.h user/lib/*.h bpf/*.h) $(LIBXLB) $(BPF_SKELS)
 	$(CC) $(XLB_CFLAGS) -Iuser/xlbd -o $@ $(XLBD_SRCS) $(LIBXLB) $(LDLIBS_XLB)
 
-$(O)/xlbctl: $(XLBCTL_SRCS) $(wildcard user/xlbctl/*.h user/*.h bpf/*.h) $(LIBXLB)
+$(O)/xlbctl: $(XLBCTL_SRCS) $(wildcard user/xlbctl/*.h user/*.h user/lib/*.h bpf/*.h) $(LIBXLB)
 	$(CC) $(XLB_CFLAGS) -Iuser/xlbctl -o $@ $(XLBCTL_SRCS) $(LIBXLB) $(LDLIBS_XLB)
 
 # --- BPF --------------------------------------------------------------------

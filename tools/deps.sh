@@ -9,7 +9,8 @@ PACKAGES=(
 	make gcc clang llvm pkg-config
 	libclang-rt-14-dev
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
-	libjson-c-dev libmicrohttpd-dev libmnl-dev
+	libjson-c-dev libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev
+	etcd-server etcd-client
 	linux-source-6.1 xz-utils
 	iproute2 ethtool socat curl nginx-light wrk
 	linux-headers-amd64
