@@ -28,7 +28,7 @@ BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 
 LIBXLB_SRCS := $(addprefix user/,attach.c client.c clock.c config.c datapath.c \
 	       error.c explain.c health.c lookup_table.c maglev.c neigh.c ring.c \
-	       state.c) user/lib/etcd.c
+	       state.c) user/lib/cluster.c user/lib/etcd.c
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/%.c=$(O)/obj/%.o)
 LIBXLB      := $(O)/libxlb.a
 

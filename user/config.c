@@ -1185,13 +1185,16 @@ static int where_token(const struct xlb_op *op, int where)
 	return where == XLB_WHERE_VIP ? op->vip_tok : op->obj_tok;
 }
 
-/* Lex, parse and apply one line; on error *col says where. */
+/*
+ * Lex, parse, check (when check is given) and apply one line; on error
+ * *col says where.
+ */
 static int apply_line(struct xlb_state *s, const char *line, size_t len,
 		      struct toks *t, struct xlb_op *op, unsigned int *col,
-		      struct xlb_err *e)
+		      xlb_line_check_fn check, void *ctx, struct xlb_err *e)
 {
 	struct cursor c;
-	int where, ret;
+	int where, ret, tok = 0;
 
 	ret = lex(line, len, t, col, e);
 	if (ret || !t->n)
@@ -1202,9 +1205,29 @@ static int apply_line(struct xlb_state *s, const char *line, size_t len,
 		*col = t->col[c.bad];
 		return ret;
 	}
+	if (check) {
+		ret = check(op, &tok, ctx, e);
+		if (ret) {
+			*col = t->col[tok >= 0 && tok < t->n ? tok : 0];
+			return ret;
+		}
+	}
 	ret = xlb_state_apply_at(s, op, &where, e);
 	if (ret)
 		*col = t->col[where_token(op, where)];
+	return ret;
+}
+
+int xlb_config_apply_line(struct xlb_state *s, const char *line, size_t len,
+			  xlb_line_check_fn check, void *ctx, int *is_empty,
+			  unsigned int *col, struct xlb_err *err)
+{
+	struct xlb_op op;
+	struct toks t;
+	int ret;
+
+	ret = apply_line(s, line, len, &t, &op, col, check, ctx, err);
+	*is_empty = !ret && !t.n;
 	return ret;
 }
 
@@ -1269,7 +1292,8 @@ int xlb_config_parse(const char *text, size_t len, const char *filename,
 		nl = memchr(line, '\n', len - off);
 		llen = nl ? (size_t)(nl - line) : len - off;
 		had = s.n_vips;
-		ret = apply_line(&s, line, llen, &t, &op, &p.col, &e);
+		ret = apply_line(&s, line, llen, &t, &op, &p.col, NULL, NULL,
+				 &e);
 		if (ret)
 			goto fail;
 		if (!had && s.n_vips) {

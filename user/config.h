@@ -141,6 +141,24 @@ int xlb_config_parse(const char *text, size_t len, const char *filename,
 		     struct xlb_state *out, struct xlb_err *err);
 
 /*
+ * A check of a parsed command before it is applied (e.g. what may appear
+ * in a cluster's shared configuration): 0, or -errno with err saying why
+ * and *tok the index (0-based) of the token at fault.
+ */
+typedef int (*xlb_line_check_fn)(const struct xlb_op *op, int *tok,
+				 void *ctx, struct xlb_err *err);
+
+/*
+ * One line of a config applied to s as xlb_config_parse applies each: a
+ * blank or comment-only line sets *is_empty; on error s is unchanged
+ * (xlb_state_apply), err says why without a position and *col is the
+ * 1-based column of the token at fault.  The line has no newline.
+ */
+int xlb_config_apply_line(struct xlb_state *s, const char *line, size_t len,
+			  xlb_line_check_fn check, void *ctx, int *is_empty,
+			  unsigned int *col, struct xlb_err *err);
+
+/*
  * Canonical text of s in malloc'd *text: `set` lines (key and non-default
  * settings), `link attach` lines, then per VIP (by key) its `vip add` line
  * with the non-default options and its `backend add` lines (by name).
