@@ -706,3 +706,7 @@ topo_down() {
 	TOPO_PIDS=() TOPO_AT_DOWN=() XLBD_PID='' XLBD_INSTANCE=''
 	return $rc
 }
+
+# etcd in a namespace of its own, for the cluster mode (topo_etcd_up ...)
+# shellcheck source=tests/e2e/lib/etcd.sh
+. "$XLB_ROOT/tests/e2e/lib/etcd.sh"
