@@ -342,6 +342,8 @@ void render_table(FILE *f, json_object *res)
 		table_note(f, res, in_table(bes));
 }
 
+static void cluster_lines(FILE *f, json_object *cl);
+
 /* --- status --------------------------------------------------------------- */
 
 void render_status(FILE *f, json_object *res)
@@ -364,8 +366,79 @@ void render_status(FILE *f, json_object *res)
 	kv(f, "pins", "%s (%s)", r_str(res, "pin_dir", "-"),
 	   r_bool(res, "adopted", false) ?
 	   "adopted from the previous xlbd" : "created by this xlbd");
+	if (r_get(res, "cluster"))
+		cluster_lines(f, r_get(res, "cluster"));
 	fputs("links:\n", f);
 	render_links(f, links);
+}
+
+/* --- cluster -------------------------------------------------------------- */
+
+static void cluster_lines(FILE *f, json_object *cl)
+{
+	json_object *e = r_get(cl, "etcd"), *r = r_get(cl, "refused");
+	double now = unix_now();
+	char u[UNIT_BUF];
+
+	kv(f, "cluster", "%s, this host %s", r_str(cl, "name", "-"),
+	   r_str(cl, "host", "-"));
+	if (r_dbl(cl, "applied_at", 0) > 0)
+		kv(f, "revision", "%" PRId64 ", applied %s", r_int(cl, "revision", 0),
+		   fmt_age(r_dbl(cl, "applied_at", 0), now, u));
+	else
+		kv(f, "revision", "%" PRId64 " (as saved; none applied since the start)",
+		   r_int(cl, "revision", 0));
+	if (r_bool(e, "up", false))
+		kv(f, "etcd", "%s: up", r_str(e, "endpoints", "-"));
+	else
+		kv(f, "etcd", "%s: UNREACHABLE for %s: %s; changes are refused, forwarding goes on",
+		   r_str(e, "endpoints", "-"),
+		   fmt_duration(r_dbl(e, "since", now) ? now - r_dbl(e, "since", now) : 0, u),
+		   r_str(e, "error", "not reached yet"));
+	if (r)
+		kv(f, "REFUSED", "%s (since %s; running the last good revision)",
+		   r_str(r, "error", "-"), fmt_age(r_dbl(r, "at", 0), now, u));
+}
+
+void render_cluster(FILE *f, json_object *res)
+{
+	json_object *hosts = r_arr(res, "hosts"), *h;
+	double now = unix_now();
+	char u[UNIT_BUF];
+	struct cols *t;
+	size_t i;
+
+	cluster_lines(f, res);
+	kv(f, "hosts", "%" PRId64 " alive, newest revision %" PRId64 ", %s",
+	   r_int(res, "hosts_alive", 0), r_int(res, "newest_revision", 0),
+	   r_bool(res, "agree", false) ? "all agree" :
+	   "NOT all in agreement");
+	t = cols_new("HOST|STATE|REVISION|APPLIED|VIPS|DOWN|NOTE", "llrlrrl");
+	for (i = 0; i < r_len(hosts); i++) {
+		h = r_at(hosts, i);
+		cols_row(t);
+		cols_cell(t, "%s", r_str(h, "host", "-"));
+		cols_cell(t, "%s", r_str(h, "state", "-"));
+		if (!strcmp(r_str(h, "state", ""), "silent")) {
+			cols_cell(t, "-");
+			cols_cell(t, "-");
+			cols_cell(t, "-");
+			cols_cell(t, "-");
+			cols_cell(t, "silent for %s",
+				  fmt_duration(now - r_dbl(h, "silent_since", now), u));
+			continue;
+		}
+		cols_cell(t, "%" PRId64, r_int(h, "revision", 0));
+		cols_cell(t, "%s", r_dbl(h, "applied_at", 0) > 0 ?
+			  fmt_age(r_dbl(h, "applied_at", 0), now, u) : "-");
+		cols_cell(t, "%d", r_get(h, "vips") ?
+			  json_object_object_length(r_get(h, "vips")) : 0);
+		cols_cell(t, "%zu", r_len(r_arr(h, "down")));
+		cols_cell(t, "%s", r_has(h, "refused") ?
+			  r_str(h, "refused", "") : "");
+	}
+	cols_print(t, f, "  ");
+	cols_free(t);
 }
 
 /* --- explain -------------------------------------------------------------- */

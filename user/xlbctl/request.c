@@ -6,6 +6,7 @@
  */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -82,8 +83,12 @@ int ctl_call(struct ctl *c, json_object *req, json_object **result,
 {
 	struct xlb_err err = { "" };
 
-	if (ctl_exchange(c, req, result, timeout_ms, &err))
-		return ctl_fail("%s", err.msg);
+	if (ctl_exchange(c, req, result, timeout_ms, &err)) {
+		ctl_fail("%s", err.msg);
+		/* xlbd's words for a compare-and-swap that lost (proto.h) */
+		return strstr(err.msg, "changed meanwhile") ? EXIT_RETRY :
+							      EXIT_FAIL;
+	}
 	return 0;
 }
 

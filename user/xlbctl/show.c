@@ -150,6 +150,24 @@ int cmd_status(struct ctl *c, int argc, char **argv)
 	return show(c, ctl_req("status"), render_status);
 }
 
+int cmd_cluster(struct ctl *c, int argc, char **argv)
+{
+	int ret = arg_misplaced("cluster", argc, argv);
+
+	if (ret)
+		return ret;
+	if (argc < 2 || strcmp(argv[1], "status"))
+		return ctl_usage_error("cluster", argc < 2 ?
+				       "cluster needs a verb: status" :
+				       "argument 2: unknown verb \"%.40s\" for cluster; use status",
+				       argc < 2 ? "" : argv[1]);
+	if (argc > 2)
+		return ctl_usage_error("cluster status",
+				       "argument 3: unexpected \"%.40s\"; cluster status takes no arguments",
+				       argv[2]);
+	return show(c, ctl_req("cluster.status"), render_cluster);
+}
+
 int cmd_explain(struct ctl *c, int argc, char **argv)
 {
 	json_object *req;

@@ -35,6 +35,7 @@ static const struct synopsis synopses[] = {
 	  "stats [VIP] [--watch] [--interval SECONDS] [--count N]" },
 	{ "top", NULL, "top [--interval SECONDS] [--count N]" },
 	{ "status", NULL, "status" },
+	{ "cluster", "status", "cluster status" },
 	{ "save", NULL, "save" },
 	{ "restore", NULL, "restore FILE|-" },
 	{ "reload", NULL, "reload" },
@@ -164,6 +165,13 @@ VIP_FORM
 "xlbd's version, pid, instance and uptime, its generation (accepted\n"
 "changes), config, state and pin paths, whether it adopted pinned state at\n"
 "start, and the links.\n" },
+	{ "cluster",
+"In cluster mode (xlbd --etcd, --cluster): every host of the cluster as\n"
+"this one sees it in etcd: the revision of the configuration it runs and\n"
+"since when, whether its tables agree with the others' (same fingerprints\n"
+"at the same revision), the backends its checks see down, and which host\n"
+"is behind or silent (its lease ran out).  Also this host's view of etcd\n"
+"and any configuration it refuses.\n" },
 	{ "save",
 "Print the desired configuration as config text (xlb.conf(5)), canonical:\n"
 "equal states give equal text.  'xlbctl save > FILE' and 'xlbctl restore\n"
@@ -192,7 +200,9 @@ static const char global_help[] =
 "  -V, --version            print the version\n"
 "\n"
 "Exit status: 0 done, 1 xlbd refused the request or could not be reached,\n"
-"2 usage error (nothing was sent).  See xlbctl(8), xlb.conf(5), xlbd(8).\n";
+"2 usage error (nothing was sent), 3 the cluster's configuration changed\n"
+"meanwhile (nothing was written: run the command again).  See xlbctl(8),\n"
+"xlb.conf(5), xlbd(8).\n";
 
 bool usage_known(const char *object, const char *verb)
 {

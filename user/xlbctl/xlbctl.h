@@ -40,6 +40,8 @@
 #define EXIT_OK			0
 #define EXIT_FAIL		1	/* refused by xlbd, or unreachable */
 #define EXIT_USAGE		2	/* bad arguments, nothing sent */
+#define EXIT_RETRY		3	/* the cluster's configuration changed
+					 * meanwhile: nothing was written */
 
 /* Mutating requests may take a while (tables are built before answering). */
 #define CTL_CHANGE_TIMEOUT_MS	60000
@@ -113,6 +115,7 @@ int show_backends(struct ctl *c, int argc, char **argv);
 int cmd_table(struct ctl *c, int argc, char **argv);
 int cmd_status(struct ctl *c, int argc, char **argv);
 int cmd_explain(struct ctl *c, int argc, char **argv);
+int cmd_cluster(struct ctl *c, int argc, char **argv);
 
 /* watch.c, top.c */
 int cmd_stats(struct ctl *c, int argc, char **argv);
@@ -127,5 +130,6 @@ void render_table(FILE *f, json_object *res);
 void render_status(FILE *f, json_object *res);
 void render_explain(FILE *f, json_object *res);
 void render_stats(FILE *f, json_object *res);
+void render_cluster(FILE *f, json_object *res);
 
 #endif /* XLBCTL_H */

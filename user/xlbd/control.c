@@ -24,6 +24,7 @@
 
 #include <json-c/json.h>
 
+#include "cluster.h"
 #include "config.h"
 #include "proto.h"
 #include "xlbd.h"
@@ -38,11 +39,16 @@ struct client {
 	char *buf;
 	size_t len, cap;
 	uint64_t last_ms;	/* last byte received (or accepted) */
+	uint64_t serial;	/* names it for a deferred answer */
+	bool parked;		/* its request is answered later */
+	bool resume;		/* answered: go on with its buffer */
 };
 
 static int listen_fd = -1;
 static struct client clients[CLIENTS_MAX];
 static size_t n_clients;
+static uint64_t next_serial;
+static struct client *current;	/* the client being handled */
 
 static uint64_t mono_ms(void)
 {
@@ -255,6 +261,34 @@ static int string_array(json_object *a, const char *what, size_t max,
 	return 0;
 }
 
+/*
+ * In cluster mode, where the commands go: 0 (this host's settings),
+ * XLB_SCOPE_CLUSTER + 1 (the shared configuration, in etcd), or -errno
+ * when they mix the two or cannot be in either.
+ */
+static int cluster_scope(const struct xlb_op *ops, size_t n,
+			 struct xlb_err *err)
+{
+	int first = -1, sc;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct xlb_err e = { "" };
+
+		sc = xlb_cluster_op_scope(&ops[i], &e);
+		if (sc < 0)
+			return n > 1 ? xlb_errf(err, -sc, "line %zu: %s", i + 1,
+						e.msg) :
+				       xlb_errf(err, -sc, "%s", e.msg);
+		if (first >= 0 && sc != first)
+			return xlb_errf(err, EINVAL,
+					"line %zu: these commands mix this host's settings (link, set src4, set src6) with the cluster's configuration; send them apart",
+					i + 1);
+		first = sc;
+	}
+	return first == XLB_SCOPE_CLUSTER ? XLB_SCOPE_CLUSTER + 1 : 0;
+}
+
 static int do_exec(struct xlbd *d, json_object *req, json_object **res,
 		   struct xlb_err *err)
 {
@@ -306,6 +340,13 @@ static int do_exec(struct xlbd *d, json_object *req, json_object **res,
 		}
 	}
 	free(v);
+	if (!ret && d->cl)
+		ret = cluster_scope(ops, n, err);
+	if (ret == XLB_SCOPE_CLUSTER + 1) {
+		ret = xlbd_cluster_exec(d, ops, n, res, err);
+		free(ops);
+		return ret;
+	}
 	if (ret) {
 		free(ops);
 		return ret;
@@ -363,6 +404,10 @@ static int do_restore(struct xlbd *d, json_object *req, json_object **res,
 	if ((size_t)json_object_get_string_len(t) > XLB_FILE_MAX)
 		return xlb_errf(err, EFBIG, "%s: larger than %u bytes", name,
 				XLB_FILE_MAX);
+	if (d->cl)
+		return xlbd_cluster_restore(d, json_object_get_string(t),
+					    (size_t)json_object_get_string_len(t),
+					    name, res, err);
 	ret = xlbd_restore_text(d, json_object_get_string(t),
 				(size_t)json_object_get_string_len(t), name,
 				err);
@@ -383,6 +428,15 @@ static int do_reload(struct xlbd *d, json_object **res, struct xlb_err *err)
 		return ret;
 	if (!found)
 		return xlb_errf(err, ENOENT, "no config file %s", d->o.config);
+	if (d->cl) {
+		struct xlb_state eff;
+
+		ret = xlbd_cluster_local(d, &s, d->o.config, &eff, err);
+		xlb_state_free(&s);
+		if (ret)
+			return ret;
+		s = eff;
+	}
 	ret = commit_state(d, &s, &changed, err);
 	xlb_state_free(&s);
 	if (ret)
@@ -428,6 +482,7 @@ static const struct {
 	{ "table.show", false, { "vip" } },
 	{ "stats", false, { "vip" } },
 	{ "explain", false, { "flow" } },
+	{ "cluster.status", false, { NULL } },
 };
 
 static bool may_change(const struct xlbd *d, const struct client *c)
@@ -493,7 +548,7 @@ static void handle(struct xlbd *d, struct client *c, const char *msg,
 			break;
 	if (k == sizeof(commands) / sizeof(commands[0])) {
 		snprintf(err.msg, sizeof(err.msg),
-			 "unknown command \"%.40s\" (known: exec, restore, reload, save, shutdown, status, link.show, vip.show, backend.show, table.show, stats, explain)",
+			 "unknown command \"%.40s\" (known: exec, restore, reload, save, shutdown, status, link.show, vip.show, backend.show, table.show, stats, explain, cluster.status)",
 			 cmd);
 		answer_error(c->fd, err.msg);
 		goto out;
@@ -533,6 +588,7 @@ static void handle(struct xlbd *d, struct client *c, const char *msg,
 	}
 
 	pthread_mutex_lock(&d->lock);
+	current = c;
 	if (!strcmp(cmd, "exec")) {
 		ret = do_exec(d, req, &res, &err);
 	} else if (!strcmp(cmd, "restore")) {
@@ -572,10 +628,19 @@ static void handle(struct xlbd *d, struct client *c, const char *msg,
 	} else if (!strcmp(cmd, "explain")) {
 		ret = arg ? xlbd_explain(d, arg, &res, &err) :
 			xlb_errf(&err, EINVAL, "explain needs \"flow\"");
+	} else if (!strcmp(cmd, "cluster.status")) {
+		if (d->cl)
+			res = xlbd_cluster_show(d);
+		else
+			ret = xlb_errf(&err, ENOTCONN,
+				       "this xlbd runs alone, not in a cluster (xlbd --etcd URL --cluster NAME)");
 	}
+	current = NULL;
 	pthread_mutex_unlock(&d->lock);
 
-	if (ret) {
+	if (ret > 0) {
+		/* parked: answered when the cluster write is done */
+	} else if (ret) {
 		json_object_put(res);
 		answer_error(c->fd, err.msg[0] ? err.msg : strerror(-ret));
 		if (commands[k].mutating)
@@ -617,6 +682,7 @@ static void accept_clients(struct xlbd *d, int epfd)
 		c->gid = cr.gid;
 		c->pid = cr.pid;
 		c->last_ms = mono_ms();
+		c->serial = ++next_serial;
 		ev.data.fd = fd;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
 			close(fd);
@@ -633,7 +699,8 @@ static bool drain_lines(struct xlbd *d, struct client *c)
 	size_t start = 0;
 	char *nl;
 
-	while ((nl = memchr(c->buf + start, '\n', c->len - start))) {
+	while (!c->parked &&
+	       (nl = memchr(c->buf + start, '\n', c->len - start))) {
 		size_t len = (size_t)(nl - (c->buf + start));
 
 		if (len)
@@ -724,7 +791,7 @@ void xlbd_control_sweep(struct xlbd *d, int epfd)
 	while (i < n_clients) {
 		struct client *c = &clients[i];
 
-		if (now - c->last_ms < XLB_MSG_TIMEOUT_MS) {
+		if (c->parked || now - c->last_ms < XLB_MSG_TIMEOUT_MS) {
 			i++;
 			continue;
 		}
@@ -734,6 +801,57 @@ void xlbd_control_sweep(struct xlbd *d, int epfd)
 		client_close(epfd, c);
 	}
 	(void)d;
+}
+
+uint64_t xlbd_control_defer(struct xlbd *d)
+{
+	(void)d;
+	if (!current)
+		return 0;
+	current->parked = true;
+	return current->serial;
+}
+
+double xlbd_control_request_at(void)
+{
+	return request_at;
+}
+
+void xlbd_control_answer(struct xlbd *d, uint64_t ticket, int ret,
+			 const char *msg, json_object *result)
+{
+	size_t i;
+
+	for (i = 0; i < n_clients; i++) {
+		struct client *c = &clients[i];
+
+		if (c->serial != ticket || !c->parked)
+			continue;
+		if (ret) {
+			answer_error(c->fd, msg ? msg : strerror(-ret));
+			log_info("refused exec: %s", msg ? msg : strerror(-ret));
+		} else {
+			answer_ok(c->fd, result);
+			result = NULL;
+		}
+		c->parked = false;
+		c->resume = c->len > 0;
+		c->last_ms = mono_ms();
+		break;
+	}
+	json_object_put(result);	/* the client went away meanwhile */
+	(void)d;
+}
+
+void xlbd_control_resume(struct xlbd *d)
+{
+	size_t i;
+
+	for (i = 0; i < n_clients; i++)
+		if (clients[i].resume) {
+			clients[i].resume = false;
+			drain_lines(d, &clients[i]);
+		}
 }
 
 void xlbd_control_close(struct xlbd *d)

@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "cluster.h"
 #include "config.h"
 #include "proto.h"
 #include "xlb.skel.h"
@@ -138,6 +139,7 @@ static void usage(FILE *f)
 "usage: xlbd [-c FILE] [--instance NAME] [--socket PATH] [--state-dir DIR]\n"
 "            [--metrics ADDR:PORT|none] [--group GROUP] [--conntrack-entries N]\n"
 "            [--log-level debug|info|notice|warning|error] [--cleanup]\n"
+"            [--etcd URL[,URL...] --cluster NAME [--host-name NAME]]\n"
 "\n"
 "The xlb control daemon: loads (or adopts) the XDP data path, keeps its\n"
 "tables in line with the configuration and the backends' health, and\n"
@@ -158,6 +160,10 @@ static void usage(FILE *f)
 "                       an adopted one keeps its size\n"
 "      --log-level L    debug, info (default), notice, warning, error\n"
 "      --cleanup        detach the data path, remove its pins, exit\n"
+"      --etcd URLS      cluster mode: etcd endpoints, http://HOST:PORT,...\n"
+"      --cluster NAME   the cluster whose configuration (under /xlb/NAME/ in\n"
+"                       etcd) this host follows; changes go there\n"
+"      --host-name NAME this host in the cluster (default: the hostname)\n"
 "  -h, --help           this text;  -V, --version  the version\n"
 "\n"
 "SIGTERM and SIGINT stop xlbd and leave forwarding running; the next xlbd\n"
@@ -176,6 +182,9 @@ static int parse_opts(struct xlbd *d, int argc, char **argv)
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "cleanup", no_argument, NULL, 'C' },
 		{ "conntrack-entries", required_argument, NULL, 'T' },
+		{ "etcd", required_argument, NULL, 'E' },
+		{ "cluster", required_argument, NULL, 'K' },
+		{ "host-name", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
@@ -223,6 +232,15 @@ static int parse_opts(struct xlbd *d, int argc, char **argv)
 			break;
 		case 'C':
 			d->o.cleanup = true;
+			break;
+		case 'E':
+			d->o.etcd = optarg;
+			break;
+		case 'K':
+			d->o.cluster = optarg;
+			break;
+		case 'H':
+			d->o.host_name = optarg;
 			break;
 		case 'T': {
 			char *end;
@@ -483,6 +501,40 @@ static int data_path_start(struct xlbd *d)
 	return 0;
 }
 
+/*
+ * Cluster mode: a config file (-c, or the default one when no state was
+ * saved) gives this host's own settings only; the shared part comes from
+ * the saved state (its revision: cluster.c) until etcd says more.
+ */
+static int cluster_initial(struct xlbd *d, struct xlb_state *s,
+			   const char *from, struct xlb_err *err)
+{
+	struct xlb_state file, saved;
+	bool found;
+	int ret;
+
+	if (from == d->state_file)
+		return 0;
+	ret = xlbd_cluster_local(d, s, from, &file, err);
+	if (ret)
+		return ret;
+	xlb_state_free(s);
+	*s = file;
+	xlb_state_init(&saved);
+	if (xlbd_load_file(d->state_file, &saved, &found, err) || !found) {
+		xlb_state_free(&saved);
+		return 0;	/* no saved state: nothing shared yet */
+	}
+	d->state_loaded = true;
+	ret = xlb_cluster_merge(&saved, s, &file);
+	xlb_state_free(&saved);
+	if (ret)
+		return xlb_errf(err, ENOMEM, "out of memory");
+	xlb_state_free(s);
+	*s = file;
+	return 0;
+}
+
 /* The state to start with: -c FILE, else the saved state, else the config. */
 static int initial_state(struct xlbd *d, struct xlb_state *s)
 {
@@ -507,6 +559,8 @@ static int initial_state(struct xlbd *d, struct xlb_state *s)
 			from = d->o.config;
 		}
 	}
+	if (!ret && d->cl)
+		ret = cluster_initial(d, s, from, &err);
 	if (ret) {
 		log_err("%s", err.msg);
 		return ret;
@@ -630,6 +684,20 @@ static int epoll_add(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* In cluster mode the file's own settings go with the shared state. */
+static int cluster_file(struct xlbd *d, struct xlb_state *s,
+			struct xlb_err *err)
+{
+	struct xlb_state eff;
+	int ret;
+
+	ret = xlbd_cluster_local(d, s, d->o.config, &eff, err);
+	xlb_state_free(s);
+	if (!ret)
+		*s = eff;
+	return ret;
+}
+
 static void on_signal(struct xlbd *d, int sfd)
 {
 	struct signalfd_siginfo si;
@@ -655,6 +723,8 @@ static void on_signal(struct xlbd *d, int sfd)
 			log_err("reload refused: %s", err.msg);
 		} else if (!found) {
 			log_err("reload: no config file %s", d->o.config);
+		} else if (d->cl && cluster_file(d, &s, &err)) {
+			log_err("reload refused: %s", err.msg);
 		} else {
 			bool changed = !xlb_state_equal(&d->state, &s);
 
@@ -673,7 +743,7 @@ static void on_signal(struct xlbd *d, int sfd)
 static int run(struct xlbd *d)
 {
 	struct itimerspec tick = { { 1, 0 }, { 1, 0 } };
-	int epfd, sfd, tfd, hfd;
+	int epfd, sfd, tfd, hfd, cfd;
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	sfd = signals_fd();
@@ -688,6 +758,11 @@ static int run(struct xlbd *d)
 	}
 	if (xlbd_control_open(d, epfd))
 		return -1;
+	if (d->cl && xlbd_cluster_start(d, epfd)) {
+		log_err("cannot start the cluster threads: %s", strerror(errno));
+		return -1;
+	}
+	cfd = xlbd_cluster_fd(d);
 	log_notice("xlbd %s ready (instance %s, %zu VIPs, %zu backends)",
 		   XLBD_VERSION, d->o.instance, d->state.n_vips,
 		   d->state.n_backends);
@@ -715,8 +790,13 @@ static int run(struct xlbd *d)
 					continue;
 				pthread_mutex_lock(&d->lock);
 				xlbd_refresh(d);
+				xlbd_cluster_tick(d);
 				pthread_mutex_unlock(&d->lock);
+				xlbd_control_resume(d);
 				xlbd_control_sweep(d, epfd);
+			} else if (fd >= 0 && fd == cfd) {
+				xlbd_cluster_event(d);
+				xlbd_control_resume(d);
 			} else if (fd != hfd) {	/* probes: xlb_hc_run below */
 				xlbd_control_event(d, epfd, fd, ev[i].events);
 			}
@@ -729,8 +809,10 @@ static int run(struct xlbd *d)
 			d->dirty = false;
 			xlbd_reconcile(d);
 		}
-		if (d->runtime_dirty)
+		if (d->runtime_dirty) {
+			xlbd_cluster_publish(d);
 			xlbd_runtime_save(d);
+		}
 		pthread_mutex_unlock(&d->lock);
 	}
 	xlbd_control_close(d);
@@ -785,6 +867,10 @@ int main(int argc, char **argv)
 	if (!d.neigh)
 		log_warn("next hops unavailable (%s): the data path uses its FIB lookup",
 			 err.msg);
+	if (xlbd_cluster_open(&d, &err)) {
+		log_err("%s", err.msg);
+		return refused(&d);
+	}
 	if (initial_state(&d, &s))
 		return refused(&d);
 	/*
@@ -824,6 +910,7 @@ int main(int argc, char **argv)
 
 	ret = run(&d);
 
+	xlbd_cluster_stop(&d);
 	xlbd_metrics_stop(&d);
 	if (d.shutdown) {
 		xlbd_detach_all(&d);

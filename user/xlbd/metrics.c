@@ -78,6 +78,14 @@ static void render(struct xlbd *d, struct buf *b)
 	help(b, "xlb_uptime_seconds", "gauge", "seconds since xlbd started");
 	bprintf(b, "xlb_uptime_seconds %.3f\n", xlbd_now() - d->started_at);
 
+	if (d->cl) {
+		char *t = xlbd_cluster_metrics(d);
+
+		if (t)
+			bprintf(b, "%s", t);
+		free(t);
+	}
+
 	help(b, "xlb_vip_packets_total", "counter", "packets forwarded per VIP");
 	for (i = 0; i < d->state.n_vips; i++) {
 		struct xlb_vip_stats st = { 0 };

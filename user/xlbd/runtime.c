@@ -75,11 +75,22 @@ int xlbd_save_state(struct xlbd *d)
 	char *text = NULL;
 	int ret;
 
+	char head[160];
+	char *full = NULL;
+
 	ret = xlb_config_save(&d->state, &text);
 	if (ret)
 		return ret;
-	ret = write_atomic(d->state_file, text, strlen(text));
+	/* cluster mode: the revision this state is of, on the first line */
+	if (asprintf(&full, "%s%s", xlbd_cluster_state_header(d, head,
+							       sizeof(head)),
+		     text) < 0) {
+		free(text);
+		return -ENOMEM;
+	}
 	free(text);
+	ret = write_atomic(d->state_file, full, strlen(full));
+	free(full);
 	if (ret)
 		log_err("cannot save the configuration to %s: %s",
 			d->state_file, strerror(-ret));

@@ -104,6 +104,8 @@ json_object *xlbd_show_status(struct xlbd *d)
 	jadd(r, "links", json_object_get(json_object_object_get(links,
 								"links")));
 	json_object_put(links);
+	if (d->cl)
+		jadd(r, "cluster", xlbd_cluster_status(d));
 	return r;
 }
 

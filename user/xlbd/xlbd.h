@@ -123,6 +123,9 @@ struct xlbd_opts {
 	uint32_t ct_entries;		/* connection table capacity */
 	bool ct_given;			/* --conntrack-entries */
 	bool cleanup;
+	const char *etcd;		/* --etcd URL[,URL...] */
+	const char *cluster;		/* --cluster NAME */
+	const char *host_name;		/* --host-name (default: hostname) */
 };
 
 struct xlbd {
@@ -174,6 +177,7 @@ struct xlbd {
 	uint64_t hc_results[2];		/* failed, succeeded */
 
 	void *metrics;			/* struct MHD_Daemon */
+	struct xlbd_cluster *cl;	/* cluster mode (cluster.c), or NULL */
 };
 
 double xlbd_now(void);			/* unix seconds, CLOCK_REALTIME */
@@ -239,6 +243,43 @@ void xlbd_control_close(struct xlbd *d);
 /* Apply a whole new state from config text (restore, reload, SIGHUP). */
 int xlbd_restore_text(struct xlbd *d, const char *text, size_t len,
 		      const char *name, struct xlb_err *err);
+
+/*
+ * Answers that come after the request's handler returned (a cluster write
+ * waits for etcd): xlbd_control_defer, called from the handler, parks the
+ * client and returns a ticket; xlbd_control_answer answers it (ret 0:
+ * result, consumed; else msg) under d->lock; xlbd_control_resume, without
+ * the lock, goes on with what the client sent meanwhile.
+ */
+uint64_t xlbd_control_defer(struct xlbd *d);
+double xlbd_control_request_at(void);
+void xlbd_control_answer(struct xlbd *d, uint64_t ticket, int ret,
+			 const char *msg, struct json_object *result);
+void xlbd_control_resume(struct xlbd *d);
+
+/* cluster.c: --etcd/--cluster (all but open/start/stop/fd under d->lock) */
+int xlbd_cluster_open(struct xlbd *d, struct xlb_err *err);
+int xlbd_cluster_start(struct xlbd *d, int epfd);
+void xlbd_cluster_stop(struct xlbd *d);
+int xlbd_cluster_fd(const struct xlbd *d);
+void xlbd_cluster_event(struct xlbd *d);	/* takes d->lock */
+void xlbd_cluster_tick(struct xlbd *d);
+void xlbd_cluster_publish(struct xlbd *d);
+/* Cluster writes: 0 with *res, 1 when answered later, or -errno. */
+int xlbd_cluster_exec(struct xlbd *d, const struct xlb_op *ops, size_t n,
+		      struct json_object **res, struct xlb_err *err);
+int xlbd_cluster_restore(struct xlbd *d, const char *text, size_t len,
+			 const char *name, struct json_object **res,
+			 struct xlb_err *err);
+/* A config file's per-host settings with the shared state, in *out. */
+int xlbd_cluster_local(struct xlbd *d, const struct xlb_state *file,
+		       const char *name, struct xlb_state *out,
+		       struct xlb_err *err);
+struct json_object *xlbd_cluster_status(struct xlbd *d);
+struct json_object *xlbd_cluster_show(struct xlbd *d);
+char *xlbd_cluster_metrics(struct xlbd *d);
+/* The first line of state.conf in cluster mode ("" otherwise). */
+const char *xlbd_cluster_state_header(struct xlbd *d, char *buf, size_t len);
 
 /* show.c: results of read commands (json-c objects) */
 struct json_object *xlbd_show_status(struct xlbd *d);
