@@ -870,6 +870,10 @@ static int post(struct xlb_etcd *e, const char *path, const char *body,
 				e->urls[e->cur], XLB_ETCD_ANSWER_MAX);
 	if (stream && x->cb_ret)
 		return x->cb_ret;
+	if (c != CURLE_OK && stream && curl_errno(c) == ECONNRESET)
+		return xlb_errf(err, ECONNRESET,
+				"etcd at %s: the watch stream broke off (%s)",
+				e->urls[e->cur], curl_easy_strerror(c));
 	if (c != CURLE_OK)
 		return xlb_errf(err, curl_errno(c), "etcd at %s: %s%s",
 				e->urls[e->cur], curl_easy_strerror(c),

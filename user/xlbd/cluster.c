@@ -643,6 +643,8 @@ static void pending_answer(struct xlbd *d, struct pending *p, int ret,
 				       json_object_new_int64(p->revision));
 		json_object_object_add(r, "generation", json_object_new_int64(
 			(int64_t)d->generation));
+		json_object_object_add(r, "written_at",
+				       json_object_new_double(p->written_at));
 		json_object_object_add(r, "written_ms", json_object_new_double(
 			(p->written_at - p->request_at) * 1e3));
 		if (d->cl->revision >= p->revision)

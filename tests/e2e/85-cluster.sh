@@ -1,0 +1,386 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Three LB hosts follow one configuration in etcd (xlbd --etcd --cluster,
+# docs/cluster.md).  etcd runs in a namespace of its own on the segment
+# (tests/e2e/lib/etcd.sh); lb, lb2 and lb3 each run xlbd with their own
+# links and outer sources; the VIP and its backends go in through any
+# host's xlbctl.  Clients reach the VIP through lb, holding connections
+# while the cluster changes.  Scenarios (issue 15, section 3):
+#
+#   4. a change through etcd: a backend added or removed by xlbctl on one
+#      host, 50 times, each time every host live with the same
+#      fingerprint at the written revision; the time from the etcd write
+#      to the last host live (p50/p99, from the hosts' own records);
+#      0 broken held connections;
+#   6. etcd down: forwarding and health checks go on (a backend whose
+#      check fails leaves the table), changes are refused with a clear
+#      error, a host restarted meanwhile comes back on its saved revision;
+#      on etcd's return every host converges on the next change;
+#   7. bad cluster data written by hand (a grammar error, a value of a
+#      newer format): refused by every host with key, revision, line and
+#      column, nothing changes, status and metrics say so; a good value
+#      ends the refusal;
+#   8. concurrent writers: two xlbctl on two hosts changing the same VIP
+#      at once, 10 times: every change that was answered ok is in etcd
+#      afterwards, the other is refused with the retry error (exit 3);
+#      two writers on different VIPs both succeed.
+# Prints TAP.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lib/tap.sh
+. tests/e2e/lib/topo.sh
+. tests/e2e/lib/scenario.sh
+
+CHANGES=${E2E_CLUSTER_CHANGES:-50}
+CL=e2e
+V=$VIP4:80/tcp
+V2=$(vip4 2):80/tcp
+HOSTS=(lb lb2 lb3)
+HOLD=${E2E_CLUSTER_HOLD:-100}
+
+command -v etcd >/dev/null || tap_bail "etcd is missing; run 'make deps'"
+sc_begin --backends 4 --clients 1
+sc_serve
+
+# health checks on port 8081, served apart so a test can stop one
+for b in "${BACKENDS[@]}"; do
+	topo_bg "$b" "hc-$b" "$SC_X" serve --id "$b" --tcp 8081
+	eval "HC_PID_$b=$TOPO_LAST_PID"
+done
+
+topo_etcd_up >"$work/etcd.log" 2>&1
+rc=$?
+sc_result $rc "etcd (one member) in its own namespace at $ETCD_URL" "$(cat "$work/etcd.log")"
+[[ $rc -eq 0 ]] || tap_bail "no etcd"
+
+# xlbd_on HOST: start HOST's xlbd in cluster mode (metrics on its own
+# namespace's 127.0.0.1:9437)
+xlbd_on() {
+	local h=$1 i sock inst
+
+	if [[ $h == lb ]]; then
+		topo_xlbd_start --etcd "$ETCD_URL" --cluster "$CL" \
+			--host-name lb >"$work/xlbd-lb.out" 2>&1
+		return
+	fi
+	sock=$TOPO_DIR/$h.sock inst=$TOPO_PREFIX$h
+	mkdir -p "$TOPO_DIR/$h-state"
+	topo_bg "$h" "xlbd-$h" "$XLB_BIN/xlbd" --instance "$inst" \
+		--socket "$sock" --state-dir "$TOPO_DIR/$h-state" \
+		--etcd "$ETCD_URL" --cluster "$CL" --host-name "$h"
+	eval "XLBD_PID_$h=$TOPO_LAST_PID"
+	for ((i = 0; i < 100; i++)); do
+		[[ -S $sock ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+out=""
+rc=0
+for n in 3 4; do
+	topo_add_lb "lb$((n - 1))" "$n" >"$work/add.log" 2>&1 ||
+		{ rc=1; out+=$(cat "$work/add.log"); }
+done
+for i in 0 1 2; do
+	h=${HOSTS[i]}
+	xlbd_on "$h" || { rc=1; out+="xlbd on $h did not start"; }
+	n=$((i + 2))
+	out+=$(xlbctl_on "$h" set src4 "$TOPO_NET4.$n" 2>&1 &&
+		xlbctl_on "$h" set src6 "${TOPO_NET6}:$n" 2>&1 &&
+		xlbctl_on "$h" link attach eth0 2>&1) || rc=1
+done
+sc_result $rc "three LB hosts (lb, lb2, lb3), xlbd --etcd $ETCD_URL --cluster $CL, their own links and sources" \
+	"$out" "$(grep -h -e '<3>' -e '<4>' "$TOPO_DIR"/xlbd*.log | head -5)"
+[[ $rc -eq 0 ]] || tap_bail "no cluster"
+
+# status HOST EXPR: a Python expression over c, HOST's cluster status
+status() {
+	xlbctl_on "$1" -j cluster status | "$TAP_PYTHON" -c '
+import json, sys
+c = json.load(sys.stdin)
+print(eval(sys.argv[1]))' "$2"
+}
+
+# converged REV: every host alive, at revision >= REV, in agreement (10 s)
+converged() {
+	local i
+
+	for ((i = 0; i < 100; i++)); do
+		[[ $(status lb "c['hosts_alive'] == 3 and c['agree'] and min(h.get('revision', 0) for h in c['hosts']) >= $1") == True ]] &&
+			return 0
+		sleep 0.1
+	done
+	xlbctl_on lb cluster status
+	return 1
+}
+
+TOPO_KEY=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+out=$(xlbctl_on lb2 set key "$TOPO_KEY" 2>&1 &&
+	xlbctl_on lb3 vip add "$V" encap gue health tcp health-port 8081 \
+		interval 200 timeout 100 rise 1 fall 2 2>&1)
+rc=$?
+for i in 0 1 2; do
+	out+=$(xlbctl_on "${HOSTS[i]}" backend add "$V" "${BACKEND_IP4[i]}" \
+		name "${BACKENDS[i]}" 2>&1) || rc=1
+done
+rev=$(status lb "c['revision']")
+converged "$rev" >"$work/conv" 2>&1 || rc=1
+sc_result $rc "the key, a VIP and three backends written through three hosts: all three run revision $rev with the same fingerprint" \
+	"$out" "$(cat "$work/conv")"
+
+in_ns lb "$XLB_BIN/xlbctl" -s "$XLBD_SOCK" -j vip show "$V" >"$work/v.json"
+fp0=$(json_get "$work/v.json" 'j["vips"][0]["fingerprint"]')
+out=$(etcd_ctl get --prefix --keys-only "/xlb/$CL/" | grep .)
+[[ $out == *"/xlb/$CL/config/global"*"/xlb/$CL/config/vips/$V"*"/xlb/$CL/hosts/lb"* ]]
+sc_result $? "etcd holds config/global, config/vips/VIP and a record per host" "$out"
+
+# --- 4: a change through etcd ------------------------------------------------
+
+sc_hold_start c4 c1 "$VIP4:80" "$HOLD" --duration 120 --interval 200 >"$work/hold.log" 2>&1
+rc=$?
+sc_result $rc "$HOLD connections held to $V through lb" "$(cat "$work/hold.log")"
+sc_hold_phase c4 changes
+
+: >"$work/prop"
+rc=0
+for ((k = 0; k < CHANGES; k++)); do
+	h=${HOSTS[k % 3]}
+	if ((k % 2 == 0)); then
+		args=(backend add "$V" "${BACKEND_IP4[3]}" name b4)
+	else
+		args=(backend del "$V" "${BACKEND_IP4[3]}")
+	fi
+	if ! xlbctl_on "$h" -j "${args[@]}" >"$work/w.json" 2>"$work/w.err"; then
+		rc=1
+		echo "change $k on $h: $(cat "$work/w.err")" >>"$work/errs"
+		continue
+	fi
+	r=$(json_get "$work/w.json" 'j["revision"]')
+	at=$(json_get "$work/w.json" 'j["written_at"]')
+	if ! converged "$r" >>"$work/errs" 2>&1; then
+		rc=1
+		continue
+	fi
+	# the last host live, from each host's own record of revision r
+	xlbctl_on lb -j cluster status | "$TAP_PYTHON" -c '
+import json, sys
+c = json.load(sys.stdin)
+r, at = int(sys.argv[1]), float(sys.argv[2])
+hs = [h for h in c["hosts"] if h.get("revision") == r]
+fps = {json.dumps(h["vips"], sort_keys=True) for h in hs}
+assert len(hs) == 3 and len(fps) == 1, c
+print("%.3f" % ((max(h["applied_at"] for h in hs) - at) * 1e3))' "$r" "$at" \
+		>>"$work/prop" 2>>"$work/errs" || rc=1
+done
+sc_hold_stop c4 >"$work/hold-stop.log" 2>&1 || rc=1
+broken=$(json_get "$TOPO_DIR/hold-c4.json" 'j["broken"]' 2>/dev/null)
+stats=$("$TAP_PYTHON" - "$work/prop" <<-'EOF'
+	import sys
+	v = sorted(float(x) for x in open(sys.argv[1]) if x.strip())
+	if v:
+	    q = lambda p: v[min(len(v) - 1, int(round(p * (len(v) - 1))))]
+	    print("%d changes: etcd write -> last host live p50 %.1f ms p99 %.1f ms max %.1f ms"
+	          % (len(v), q(0.5), q(0.99), v[-1]))
+EOF
+)
+[[ $rc -eq 0 && $(wc -l <"$work/prop") -eq $CHANGES && $broken == 0 ]]
+sc_result $? "4: $CHANGES backend changes through etcd, each on another host: every host live with the same fingerprint, 0 of $HOLD held connections broken" \
+	"$stats" "$(sc_hold_summary c4 2>/dev/null)" "$(head -c 2000 "$work/errs" 2>/dev/null)"
+tap_diag "cluster: $stats"
+
+# --- 7: bad cluster data -------------------------------------------------------
+
+fp_of() {
+	xlbctl_on "$1" -j vip show "$V" | "$TAP_PYTHON" -c '
+import json, sys
+print(json.load(sys.stdin)["vips"][0]["fingerprint"])'
+}
+before=$(fp_of lb)
+rev=$(status lb "c['revision']")
+key=/xlb/$CL/config/vips/$V
+good=$(etcd_get "$key")
+# refused HOST WORDS...: HOST's status reports a refusal with all WORDS (5 s)
+refused() {
+	local h=$1 i j msg
+
+	shift
+	for ((i = 0; i < 50; i++)); do
+		msg=$(xlbctl_on "$h" -j status | "$TAP_PYTHON" -c '
+import json, sys
+print(json.load(sys.stdin)["cluster"].get("refused", {}).get("error", ""))')
+		all=1
+		for j in "$@"; do
+			[[ $msg == *"$j"* ]] || all=0
+		done
+		[[ $all -eq 1 ]] && { echo "$h: $msg"; return 0; }
+		sleep 0.1
+	done
+	echo "$h: $msg"
+	return 1
+}
+etcd_put "$key" "$(printf 'format 1\nvip add %s encap gue health tcp health-port 8081 interval 200 timeout 100 rise 1 fall 2\nbackend add %s %s weight heavy\n' \
+	"$V" "$V" "${BACKEND_IP4[0]}")"
+brev=$(etcd_ctl get -w json "$key" | "$TAP_PYTHON" -c '
+import json, sys
+print(json.load(sys.stdin)["kvs"][0]["mod_revision"])')
+rc=0
+out=""
+for h in "${HOSTS[@]}"; do
+	out+=$(refused "$h" "key $key (revision $brev) line 3 column" \
+		"weight \"heavy\" is not a number")$'\n' || rc=1
+	[[ $(fp_of "$h") == "$before" && $(status "$h" "c['revision']") == "$rev" ]] ||
+		{ rc=1; out+="$h: its table or revision changed"$'\n'; }
+done
+m=$(in_ns lb curl -s http://127.0.0.1:9437/metrics | grep '^xlb_cluster_refused')
+[[ $m == *"} 1" ]] || { rc=1; out+="metrics: $m"; }
+sc_result $rc "7: a malformed value written by hand: every host refuses it with key, revision, line and column, keeps revision $rev and its table; status and metrics say so" \
+	"$(head -1 <<<"$out")" "$m"
+[[ $rc -eq 0 ]] || tap_diag "$out"
+
+etcd_put "$key" "$(printf 'format 2\nvip add %s shiny\n' "$V")"
+frev=$(etcd_ctl get -w json "$key" | "$TAP_PYTHON" -c '
+import json, sys
+print(json.load(sys.stdin)["kvs"][0]["mod_revision"])')
+rc=0
+out=""
+for h in "${HOSTS[@]}"; do
+	out+=$(refused "$h" "key $key (revision $frev) line 1 column 8" \
+		"format 2 is newer than this xlbd reads (format 1)")$'\n' || rc=1
+	[[ $(fp_of "$h") == "$before" ]] || { rc=1; out+="$h: its table changed"$'\n'; }
+done
+sc_result $rc "7: a value of a future format: refused the same way, nothing changes" \
+	"$(head -1 <<<"$out")"
+[[ $rc -eq 0 ]] || tap_diag "$out"
+
+out=$(xlbctl_on lb2 backend set "$V" "${BACKEND_IP4[0]}" weight 2 2>&1)
+[[ $? -ne 0 && $out == *"holds a value this host refuses"* ]]
+sc_result $? "7: a write to the refused key is refused until it is fixed" "$out"
+
+etcd_put "$key" "$good"
+rc=0
+for h in "${HOSTS[@]}"; do
+	for ((i = 0; i < 50; i++)); do
+		[[ $(status "$h" "'refused' in c") == False ]] && break
+		sleep 0.1
+	done
+	[[ $i -lt 50 ]] || rc=1
+done
+m=$(in_ns lb curl -s http://127.0.0.1:9437/metrics | grep '^xlb_cluster_refused')
+[[ $m == *"} 0" ]] || rc=1
+converged "$(status lb "c['revision']")" >"$work/conv" 2>&1 || rc=1
+sc_result $rc "7: the good value back: every host accepts it, the refusal ends" "$m" "$(cat "$work/conv")"
+
+# --- 8: concurrent writers -----------------------------------------------------
+
+rc=0
+ok=0
+retry=0
+out=""
+for ((k = 0; k < 10; k++)); do
+	a=10.200.0.$((30 + 2 * k)) b=10.200.0.$((31 + 2 * k))
+	xlbctl_on lb backend add "$V" "$a" state drain >"$work/a.out" 2>&1 &
+	pa=$!
+	xlbctl_on lb2 backend add "$V" "$b" state drain >"$work/b.out" 2>&1 &
+	pb=$!
+	wait $pa; ra=$?
+	wait $pb; rb=$?
+	val=$(etcd_get "$key")
+	for x in "a $ra $a" "b $rb $b"; do
+		set -- $x
+		if [[ $2 -eq 0 ]]; then
+			ok=$((ok + 1))
+			[[ $val == *"backend add $V $3 "* ]] ||
+				{ rc=1; out+="round $k: $3 answered ok but is not in etcd"$'\n'; }
+		elif [[ $2 -eq 3 ]] && grep -q "changed meanwhile" "$work/$1.out"; then
+			retry=$((retry + 1))
+			[[ $val != *"backend add $V $3 "* ]] ||
+				{ rc=1; out+="round $k: $3 refused but in etcd"$'\n'; }
+		else
+			rc=1
+			out+="round $k: $3: exit $2: $(cat "$work/$1.out")"$'\n'
+		fi
+	done
+done
+sc_result $rc "8: two writers on one VIP at once, 10 rounds: $ok changes answered ok and present, $retry refused with \"changed meanwhile, retry\" (exit 3), none lost" "$out"
+
+xlbctl_on lb vip add "$V2" >"$work/a.out" 2>&1 &
+pa=$!
+xlbctl_on lb3 set mtu 1450 >"$work/b.out" 2>&1 &
+pb=$!
+wait $pa; ra=$?
+wait $pb; rb=$?
+rev=$(status lb "c['revision']")
+[[ $ra -eq 0 && $rb -eq 0 ]] && converged "$rev" >"$work/conv" 2>&1 &&
+	[[ $(xlbctl_on lb3 save) == *"vip add $V2"* && $(xlbctl_on lb save) == *"set mtu 1450"* ]]
+sc_result $? "8: two writers on different keys at once: both changes present on every host" \
+	"$(cat "$work/a.out" "$work/b.out" "$work/conv")"
+
+# --- 6: etcd down ------------------------------------------------------------
+
+rev=$(status lb "c['revision']")
+topo_etcd_stop KILL
+rc=0
+for ((i = 0; i < 50; i++)); do
+	[[ $(status lb "c['etcd']['up']") == False ]] && break
+	sleep 0.1
+done
+[[ $i -lt 50 ]] || rc=1
+sc_result $rc "6: etcd killed: the hosts see it unreachable" "$(xlbctl_on lb cluster status 2>&1 | head -4)"
+
+sc_conns c1 "$VIP4:80" 300 "$work/conns.json"
+[[ $(json_get "$work/conns.json" 'j["completed"]') -eq 300 ]]
+sc_result $? "6: forwarding goes on: 300 new connections through lb complete" \
+	"$(sc_conns_summary "$work/conns.json")"
+
+in_before=$(in_ns lb "$XLB_BIN/xlbctl" -s "$XLBD_SOCK" -j vip show "$V" | "$TAP_PYTHON" -c '
+import json, sys
+print(json.load(sys.stdin)["vips"][0]["in_table"])')
+eval "topo_stop \$HC_PID_${BACKENDS[2]} 2"
+rc=1
+for ((i = 0; i < 50; i++)); do
+	n=$(in_ns lb "$XLB_BIN/xlbctl" -s "$XLBD_SOCK" -j vip show "$V" | "$TAP_PYTHON" -c '
+import json, sys
+print(json.load(sys.stdin)["vips"][0]["in_table"])')
+	[[ $n -eq $((in_before - 1)) ]] && { rc=0; break; }
+	sleep 0.1
+done
+sc_result $rc "6: health checks go on: ${BACKENDS[2]}'s check fails and it leaves the table ($in_before -> $n backends in it)"
+topo_bg "${BACKENDS[2]}" "hc-${BACKENDS[2]}-2" "$SC_X" serve --id "${BACKENDS[2]}" --tcp 8081
+
+out=$(xlbctl_on lb2 backend set "$V" "${BACKEND_IP4[1]}" weight 3 2>&1)
+st=$?
+[[ $st -eq 1 && $out == *"etcd is unreachable"*"cluster changes are refused"* ]]
+sc_result $? "6: a change is refused with a clear error while etcd is down" "$out"
+
+eval "topo_stop \$XLBD_PID_lb3 10"
+xlbd_on lb3
+rc=$?
+sleep 0.5
+r3=$(status lb3 "c['revision']")
+[[ $rc -eq 0 && $r3 == "$rev" && $(fp_of lb3) == "$(fp_of lb2)" ]]
+sc_result $? "6: lb3 restarted while etcd is down starts from its saved revision $rev with the same table" \
+	"revision $r3" "$(grep -h '<5>cluster' "$TOPO_DIR/xlbd-lb3.log" | tail -2)"
+
+topo_etcd_start >"$work/etcd.log" 2>&1
+rc=$?
+for h in "${HOSTS[@]}"; do
+	for ((i = 0; i < 100; i++)); do
+		[[ $(status "$h" "c['etcd']['up']") == True ]] && break
+		sleep 0.1
+	done
+	[[ $i -lt 100 ]] || rc=1
+done
+out=$(xlbctl_on lb2 -j backend set "$V" "${BACKEND_IP4[1]}" weight 3 2>&1) || rc=1
+r=$(json_get <(echo "$out") 'j["revision"]' 2>/dev/null)
+converged "${r:-999999}" >"$work/conv" 2>&1 || rc=1
+sc_result $rc "6: etcd back: every host reconnects and converges on the next change (revision ${r:-none})" \
+	"$out" "$(cat "$work/conv" "$work/etcd.log")"
+
+topo_down >/dev/null 2>&1
+left=$(ip netns list | grep -c "^$TOPO_PREFIX")
+[[ $left -eq 0 ]]
+sc_result $? "teardown removed etcd, the three LB hosts and every namespace" "$left left"
+tap_diag "took $((($(now_ms) - t_start) / 1000)) s"
+tap_done
