@@ -96,6 +96,25 @@
  *             "conntrack_capacity": n}
  *             Counters are totals since the maps were created; clients
  *             compute rates from two answers.
+ *  "cluster.status" {}: in cluster mode (xlbd --etcd --cluster), result
+ *             CLUSTER plus {"newest_revision", "hosts_alive", "agree":
+ *             bool, "hosts": [{"host", "state": "ok"|"disagrees"|
+ *             "behind"|"silent", "silent_since"?, and the host's record:
+ *             "revision", "applied_at", "vips": {"VIP": "0x%016llx"},
+ *             "down": ["VIP ADDR"...], "refused"?: "sentence", "pid",
+ *             "version"}]}; without cluster mode an error.
+ *             CLUSTER = {"name", "host", "revision", "applied_at",
+ *             "etcd": {"endpoints", "up": bool, "since", "error"?},
+ *             "refused"?: {"error": "key K (revision R) line L column C:
+ *             ...", "at"}}; "status" carries it as "cluster".
+ *
+ * Cluster mode changes "exec" and "restore" of the cluster's shared
+ * configuration: they are written to etcd, and the answer (result
+ * {"changed", "revision", "written_at", "written_ms", "live_ms"?,
+ * "generation", "warning"?}) comes once this host runs the revision
+ * written.  A write that lost its compare-and-swap is refused with an
+ * error holding "changed meanwhile" (xlbctl exits 3 on it); nothing was
+ * written.
  */
 #ifndef XLB_PROTO_H
 #define XLB_PROTO_H
