@@ -85,6 +85,10 @@ static const struct kw kw_health[] = {
 	{ "inherit", XLB_HEALTH_INHERIT }, { NULL, 0 },
 };
 
+static const struct kw kw_onoff[] = {
+	{ "on", 1 }, { "off", 0 }, { NULL, 0 },
+};
+
 static const struct kw kw_mode[] = {
 	{ "native", XLB_ATTACH_NATIVE }, { "generic", XLB_ATTACH_GENERIC },
 	{ NULL, 0 },
@@ -517,6 +521,8 @@ static const struct opt_def options[] = {
 	{ "stateful", XLB_OPT_STATELESS, ON_VIP, T_FLAG, 0, 0, NULL },
 	{ "panic", XLB_OPT_PANIC, ON_VIP, T_NUM, 0, 100, NULL },
 	{ "src", XLB_OPT_VIP_SRC4, ON_VIP, T_SRC, 0, 0, NULL },
+	{ "health-consensus", XLB_OPT_HEALTH_CONSENSUS, ON_VIP, T_KW, 0, 0,
+	  kw_onoff },
 	{ "name", XLB_OPT_NAME, ON_BACKEND, T_NAME, 0, 0, NULL },
 	{ "weight", XLB_OPT_WEIGHT, ON_BACKEND, T_NUM, 0, 65535, NULL },
 	{ "state", XLB_OPT_STATE, ON_BACKEND, T_KW, 0, 0, kw_state },
@@ -625,6 +631,9 @@ static void store(struct xlb_op *op, int opt, uint32_t v)
 		break;
 	case XLB_OPT_PANIC:
 		op->vip.panic_pct = (uint8_t)v;
+		break;
+	case XLB_OPT_HEALTH_CONSENSUS:
+		op->vip.health_consensus = v;
 		break;
 	case XLB_OPT_WEIGHT:
 		op->backend.weight = v;
@@ -1489,6 +1498,8 @@ static void save_vip(struct sbuf *b, const struct xlb_vip_conf *v)
 		sb_printf(b, " stateless");
 	if (v->panic_pct != d.panic_pct)
 		sb_printf(b, " panic %u", v->panic_pct);
+	if (v->health_consensus)
+		sb_printf(b, " health-consensus on");
 	if (v->src4)
 		sb_printf(b, " src %s", xlb_addr_str(XLB_FAMILY_INET, a4, as));
 	if (!is_zero6(v->src6))

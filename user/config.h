@@ -8,7 +8,7 @@
  *   link attach IFNAME [native|generic] | link detach IFNAME
  *   vip add|set VIP [algo maglev|ring] [table-size M] [vnodes 1..10000]
  *       [hash 5tuple|3tuple|src] [encap ipip|gue] [stateless|stateful]
- *       [panic 0..100] [src ADDR] [HEALTH...]
+ *       [panic 0..100] [src ADDR] [health-consensus on|off] [HEALTH...]
  *   vip del VIP
  *   backend add|set VIP ADDR [name NAME] [weight 0..65535]
  *       [state active|drain|down] [HEALTH...]
@@ -79,6 +79,7 @@ enum xlb_opt {
 	XLB_OPT_PANIC,
 	XLB_OPT_VIP_SRC4,
 	XLB_OPT_VIP_SRC6,
+	XLB_OPT_HEALTH_CONSENSUS,
 	/* backend add/set: xlb_op.backend */
 	XLB_OPT_NAME,
 	XLB_OPT_WEIGHT,

@@ -359,6 +359,7 @@ static bool vip_equal(const struct xlb_vip_conf *a, const struct xlb_vip_conf *b
 	       a->table_size == b->table_size && a->vnodes == b->vnodes &&
 	       a->hash_mode == b->hash_mode && a->encap == b->encap &&
 	       a->stateless == b->stateless && a->panic_pct == b->panic_pct &&
+	       a->health_consensus == b->health_consensus &&
 	       a->src4 == b->src4 && !memcmp(a->src6, b->src6, sizeof(a->src6)) &&
 	       health_equal(&a->health, &b->health);
 }
@@ -611,6 +612,8 @@ static void vip_merge(struct xlb_vip_conf *v, const struct xlb_op *op)
 	TAKE(g, XLB_OPT_ENCAP, v->encap, o->encap);
 	TAKE(g, XLB_OPT_STATELESS, v->stateless, o->stateless);
 	TAKE(g, XLB_OPT_PANIC, v->panic_pct, o->panic_pct);
+	TAKE(g, XLB_OPT_HEALTH_CONSENSUS, v->health_consensus,
+	     o->health_consensus);
 	TAKE(g, XLB_OPT_VIP_SRC4, v->src4, o->src4);
 	if (g & XLB_OPT(XLB_OPT_VIP_SRC6))
 		memcpy(v->src6, o->src6, sizeof(v->src6));

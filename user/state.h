@@ -59,6 +59,8 @@ struct xlb_vip_conf {
 	__be32 src4;		/* outer source override, 0: global */
 	__be32 src6[4];
 	struct xlb_health health;
+	bool health_consensus;	/* cluster mode: a backend is down when
+				 * most live hosts' checks say so */
 };
 
 enum xlb_admin_state {

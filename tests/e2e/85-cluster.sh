@@ -24,7 +24,10 @@
 #   8. concurrent writers: two xlbctl on two hosts changing the same VIP
 #      at once, 10 times: every change that was answered ok is in etcd
 #      afterwards, the other is refused with the retry error (exit 3);
-#      two writers on different VIPs both succeed.
+#      two writers on different VIPs both succeed;
+#   health consensus: one LB host cut off from one backend (a blackhole
+#      route) sees it down, yet every host keeps it in a health-consensus
+#      VIP's table; when every host's check fails, all take it out.
 # Prints TAP.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -316,6 +319,77 @@ rev=$(status lb "c['revision']")
 	[[ $(xlbctl_on lb3 save) == *"vip add $V2"* && $(xlbctl_on lb save) == *"set mtu 1450"* ]]
 sc_result $? "8: two writers on different keys at once: both changes present on every host" \
 	"$(cat "$work/a.out" "$work/b.out" "$work/conv")"
+
+# --- health consensus -------------------------------------------------------
+
+V3=$(vip4 3):80/tcp
+B2=${BACKEND_IP4[1]}
+# in_table HOST VIP / fp_vip HOST VIP
+in_table() {
+	xlbctl_on "$1" -j vip show "$2" | "$TAP_PYTHON" -c '
+import json, sys
+print(json.load(sys.stdin)["vips"][0]["in_table"])'
+}
+fp_vip() {
+	xlbctl_on "$1" -j vip show "$2" | "$TAP_PYTHON" -c '
+import json, sys
+print(json.load(sys.stdin)["vips"][0]["fingerprint"])'
+}
+# sees_down HOST: HOST's own checks see b2 of V3 down (its record, 5 s)
+sees_down() {
+	local i
+
+	for ((i = 0; i < 50; i++)); do
+		[[ $(status lb "[h for h in c['hosts'] if h['host'] == '$1'][0].get('down', []).count('$V3 $B2')") == 1 ]] &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+out=$(xlbctl_on lb vip add "$V3" encap gue health tcp health-port 8081 \
+	interval 200 timeout 100 rise 1 fall 2 health-consensus on 2>&1)
+rc=$?
+for i in 0 1 2; do
+	out+=$(xlbctl_on lb2 backend add "$V3" "${BACKEND_IP4[i]}" \
+		name "${BACKENDS[i]}" 2>&1) || rc=1
+done
+converged "$(status lb "c['revision']")" >"$work/conv" 2>&1 || rc=1
+sc_result $rc "a VIP with health-consensus on, three backends, on every host" \
+	"$out" "$(cat "$work/conv")"
+
+in_v=$(in_table lb "$V")
+in_ns lb3 ip route add blackhole "$B2/32"
+sees_down lb3
+rc=$?
+sleep 1
+out="lb3 sees $B2 down: $([[ $rc -eq 0 ]] && echo yes || echo no);"
+for h in "${HOSTS[@]}"; do
+	out+=" $h: $V3 in table $(in_table "$h" "$V3") fp $(fp_vip "$h" "$V3"), $V in table $(in_table "$h" "$V");"
+done
+[[ $rc -eq 0 && $(in_table lb3 "$V3") -eq 3 && $(fp_vip lb3 "$V3") == "$(fp_vip lb "$V3")" &&
+   $(fp_vip lb2 "$V3") == "$(fp_vip lb "$V3")" && $(in_table lb3 "$V") -eq $((in_v - 1)) ]]
+sc_result $? "consensus: lb3 cut off from $B2 sees it down, yet every host keeps it in the consensus VIP's table (same fingerprint); the local-verdict VIP drops it on lb3 only" "$out"
+
+eval "topo_stop \$HC_PID_${BACKENDS[1]} 2"
+rc=1
+for ((i = 0; i < 50; i++)); do
+	if [[ $(in_table lb "$V3") -eq 2 && $(in_table lb2 "$V3") -eq 2 &&
+	      $(in_table lb3 "$V3") -eq 2 && $(fp_vip lb "$V3") == "$(fp_vip lb3 "$V3")" &&
+	      $(fp_vip lb2 "$V3") == "$(fp_vip lb3 "$V3")" ]]; then
+		rc=0
+		break
+	fi
+	sleep 0.1
+done
+sc_result $rc "consensus: $B2's check fails for every host: the majority sees it down and every host takes it out, same fingerprint" \
+	"$(for h in "${HOSTS[@]}"; do echo "$h: $(in_table "$h" "$V3") in table, fp $(fp_vip "$h" "$V3")"; done)"
+
+in_ns lb3 ip route del blackhole "$B2/32"
+topo_bg "${BACKENDS[1]}" "hc-${BACKENDS[1]}-2" "$SC_X" serve --id "${BACKENDS[1]}" --tcp 8081
+for ((i = 0; i < 50; i++)); do
+	[[ $(in_table lb "$V") -eq $in_v && $(in_table lb3 "$V3") -eq 3 ]] && break
+	sleep 0.1
+done
 
 # --- 6: etcd down ------------------------------------------------------------
 

@@ -153,6 +153,7 @@ struct xlbd_cluster {
 	size_t n_pend;
 	char *published;		/* the record last handed to the writer */
 	uint64_t writes_ok, writes_conflict, writes_failed;
+	bool peers_changed;		/* tables to recompute */
 };
 
 /* --- queue between the threads and the loop ------------------------------ */
@@ -620,6 +621,9 @@ static void peer_update(struct xlbd_cluster *cl, const struct xlb_etcd_event *ev
 	}
 	json_object_put(p->info);
 	p->info = o;
+	/* other hosts' verdicts count for health-consensus VIPs */
+	if (strcmp(p->name, cl->host))
+		cl->peers_changed = true;
 	if (o) {
 		p->alive = true;
 		p->seen_at = xlbd_now();
@@ -627,6 +631,50 @@ static void peer_update(struct xlbd_cluster *cl, const struct xlb_etcd_event *ev
 		p->alive = false;
 		p->silent_at = xlbd_now();
 	}
+}
+
+/* --- health consensus ----------------------------------------------------- */
+
+static bool record_says_down(json_object *rec, const char *key)
+{
+	json_object *a = json_object_object_get(rec, "down");
+	size_t i, n;
+
+	if (!a || !json_object_is_type(a, json_type_array))
+		return false;
+	n = json_object_array_length(a);
+	for (i = 0; i < n; i++) {
+		const char *s = json_object_get_string(
+			json_object_array_get_idx(a, i));
+
+		if (s && !strcmp(s, key))
+			return true;
+	}
+	return false;
+}
+
+bool xlbd_backend_down(const struct xlbd *d, size_t vi, size_t bi)
+{
+	const struct xlbd_cluster *cl = d->cl;
+	const struct xlb_backend_conf *b = &d->state.backends[bi];
+	bool local = d->rt_bes[bi].health == XLB_HC_DOWN;
+	char vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX], key[160];
+	unsigned int hosts = 1, votes = local;
+	size_t i;
+
+	if (!cl || !cl->etcd_up || !d->state.vips[vi].health_consensus)
+		return local;
+	snprintf(key, sizeof(key), "%s %s", xlb_vip_str(&b->vip, vs),
+		 xlb_addr_str(b->family, b->addr, as));
+	for (i = 0; i < cl->n_peers; i++) {
+		const struct peer *p = &cl->peers[i];
+
+		if (!p->alive || !strcmp(p->name, cl->host))
+			continue;
+		hosts++;
+		votes += record_says_down(p->info, key);
+	}
+	return votes * 2 > hosts;
 }
 
 /* --- applying the configuration ------------------------------------------ */
@@ -915,6 +963,7 @@ void xlbd_cluster_event(struct xlbd *d)
 				log_notice("cluster %s: etcd answers (%s)",
 					   cl->name, cl->urls);
 			cl->etcd_up = cl->ever_up = true;
+			d->dirty = true;	/* consensus verdicts count again */
 			cl->etcd_error[0] = 0;
 			cl->etcd_since = xlbd_now();
 			break;
@@ -924,6 +973,8 @@ void xlbd_cluster_event(struct xlbd *d)
 					 cl->name, cl->revision, m->error);
 			if (cl->etcd_up || !cl->etcd_since)
 				cl->etcd_since = xlbd_now();
+			if (cl->etcd_up)
+				d->dirty = true;	/* local verdicts now */
 			cl->etcd_up = false;
 			snprintf(cl->etcd_error, sizeof(cl->etcd_error), "%s",
 				 m->error);
@@ -939,6 +990,10 @@ void xlbd_cluster_event(struct xlbd *d)
 		msg_free(m);
 	}
 	pending_sweep(d);
+	if (cl->peers_changed) {
+		cl->peers_changed = false;
+		d->dirty = true;
+	}
 	xlbd_cluster_publish(d);
 	pthread_mutex_unlock(&d->lock);
 }

@@ -283,11 +283,10 @@ static int vip_specs(struct xlbd *d, size_t vi, struct xlb_backend_spec **out,
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct xlb_backend_conf *b = &d->state.backends[first + i];
-		const struct xlbd_be *rb = &d->rt_bes[first + i];
 
 		if (b->admin == XLB_ADMIN_ACTIVE && b->weight) {
 			eligible++;
-			down += rb->health == XLB_HC_DOWN;
+			down += xlbd_backend_down(d, vi, first + i);
 		}
 	}
 	*panic = xlb_hc_panic(eligible, down, v->panic_pct);
@@ -309,7 +308,7 @@ static int vip_specs(struct xlbd *d, size_t vi, struct xlb_backend_spec **out,
 			sp->state = XLB_BACKEND_DOWN;
 		else if (b->admin == XLB_ADMIN_DRAIN)
 			sp->state = XLB_BACKEND_DRAIN;
-		else if (rb->health == XLB_HC_DOWN && !*panic)
+		else if (!*panic && xlbd_backend_down(d, vi, first + i))
 			sp->state = XLB_BACKEND_DOWN;
 		else
 			sp->state = XLB_BACKEND_ACTIVE;

@@ -177,6 +177,7 @@ static json_object *vip_json(struct xlbd *d, size_t i)
 	jadd(o, "encap", jstr(v->encap < 2 ? encap_names[v->encap] : "?"));
 	jadd(o, "stateless", jbool(v->stateless));
 	jadd(o, "panic", jint(v->panic_pct));
+	jadd(o, "health_consensus", jbool(v->health_consensus));
 	if (v->src4) {
 		__be32 a4[4] = { v->src4 };
 

@@ -276,6 +276,12 @@ int xlbd_cluster_local(struct xlbd *d, const struct xlb_state *file,
 		       const char *name, struct xlb_state *out,
 		       struct xlb_err *err);
 struct json_object *xlbd_cluster_status(struct xlbd *d);
+/*
+ * The health verdict the tables use for backend bi of VIP vi: this host's
+ * own, or with health-consensus in cluster mode (etcd reachable), down
+ * only when more than half of the live hosts' checks see it down.
+ */
+bool xlbd_backend_down(const struct xlbd *d, size_t vi, size_t bi);
 struct json_object *xlbd_cluster_show(struct xlbd *d);
 char *xlbd_cluster_metrics(struct xlbd *d);
 /* The first line of state.conf in cluster mode ("" otherwise). */
