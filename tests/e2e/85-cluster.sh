@@ -108,15 +108,7 @@ print(eval(sys.argv[1]))' "$2"
 
 # converged REV: every host alive, at revision >= REV, in agreement (10 s)
 converged() {
-	local i
-
-	for ((i = 0; i < 100; i++)); do
-		[[ $(status lb "c['hosts_alive'] == 3 and c['agree'] and min(h.get('revision', 0) for h in c['hosts']) >= $1") == True ]] &&
-			return 0
-		sleep 0.1
-	done
-	xlbctl_on lb cluster status
-	return 1
+	cluster_converged "$1" "${HOSTS[@]}"
 }
 
 TOPO_KEY=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
@@ -133,8 +125,6 @@ converged "$rev" >"$work/conv" 2>&1 || rc=1
 sc_result $rc "the key, a VIP and three backends written through three hosts: all three run revision $rev with the same fingerprint" \
 	"$out" "$(cat "$work/conv")"
 
-in_ns lb "$XLB_BIN/xlbctl" -s "$XLBD_SOCK" -j vip show "$V" >"$work/v.json"
-fp0=$(json_get "$work/v.json" 'j["vips"][0]["fingerprint"]')
 out=$(etcd_ctl get --prefix --keys-only "/xlb/$CL/" | grep .)
 [[ $out == *"/xlb/$CL/config/global"*"/xlb/$CL/config/vips/$V"*"/xlb/$CL/hosts/lb"* ]]
 sc_result $? "etcd holds config/global, config/vips/VIP and a record per host" "$out"
@@ -146,48 +136,12 @@ rc=$?
 sc_result $rc "$HOLD connections held to $V through lb" "$(cat "$work/hold.log")"
 sc_hold_phase c4 changes
 
-: >"$work/prop"
 rc=0
-for ((k = 0; k < CHANGES; k++)); do
-	h=${HOSTS[k % 3]}
-	if ((k % 2 == 0)); then
-		args=(backend add "$V" "${BACKEND_IP4[3]}" name b4)
-	else
-		args=(backend del "$V" "${BACKEND_IP4[3]}")
-	fi
-	if ! xlbctl_on "$h" -j "${args[@]}" >"$work/w.json" 2>"$work/w.err"; then
-		rc=1
-		echo "change $k on $h: $(cat "$work/w.err")" >>"$work/errs"
-		continue
-	fi
-	r=$(json_get "$work/w.json" 'j["revision"]')
-	at=$(json_get "$work/w.json" 'j["written_at"]')
-	if ! converged "$r" >>"$work/errs" 2>&1; then
-		rc=1
-		continue
-	fi
-	# the last host live, from each host's own record of revision r
-	xlbctl_on lb -j cluster status | "$TAP_PYTHON" -c '
-import json, sys
-c = json.load(sys.stdin)
-r, at = int(sys.argv[1]), float(sys.argv[2])
-hs = [h for h in c["hosts"] if h.get("revision") == r]
-fps = {json.dumps(h["vips"], sort_keys=True) for h in hs}
-assert len(hs) == 3 and len(fps) == 1, c
-print("%.3f" % ((max(h["applied_at"] for h in hs) - at) * 1e3))' "$r" "$at" \
-		>>"$work/prop" 2>>"$work/errs" || rc=1
-done
+cluster_propagation "$CHANGES" "$V" "${BACKEND_IP4[3]}" "${HOSTS[@]}" \
+	>"$work/prop" 2>"$work/errs" || rc=1
 sc_hold_stop c4 >"$work/hold-stop.log" 2>&1 || rc=1
 broken=$(json_get "$TOPO_DIR/hold-c4.json" 'j["broken"]' 2>/dev/null)
-stats=$("$TAP_PYTHON" - "$work/prop" <<-'EOF'
-	import sys
-	v = sorted(float(x) for x in open(sys.argv[1]) if x.strip())
-	if v:
-	    q = lambda p: v[min(len(v) - 1, int(round(p * (len(v) - 1))))]
-	    print("%d changes: etcd write -> last host live p50 %.1f ms p99 %.1f ms max %.1f ms"
-	          % (len(v), q(0.5), q(0.99), v[-1]))
-EOF
-)
+stats=$(cluster_percentiles "$work/prop" 2>&1)
 [[ $rc -eq 0 && $(wc -l <"$work/prop") -eq $CHANGES && $broken == 0 ]]
 sc_result $? "4: $CHANGES backend changes through etcd, each on another host: every host live with the same fingerprint, 0 of $HOLD held connections broken" \
 	"$stats" "$(sc_hold_summary c4 2>/dev/null)" "$(head -c 2000 "$work/errs" 2>/dev/null)"

@@ -442,6 +442,8 @@ static const struct bad_case bad_lines[] = {
 	{ "vip set 10.0.0.1:80/tcp panic 1 panic 2", "option panic is given twice" },
 	{ "vip set 10.0.0.1:80/tcp src 192.0.2.1 src 192.0.2.2", "src is given twice for IPv4" },
 	{ "vip set 10.0.0.1:80/tcp stateless stateful", "stateless or stateful is given twice" },
+	{ "vip set 10.0.0.1:80/tcp health-consensus maybe", "unknown health-consensus \"maybe\"; use on or off" },
+	{ "vip set 10.0.0.1:80/tcp health-consensus", "health-consensus needs a value: on or off" },
 	{ "vip del 10.0.0.1:80/tcp now", "unexpected \"now\"; the command is: vip del VIP" },
 	{ "backend del 10.0.0.1:80/tcp 10.1.0.1 now", "unexpected \"now\"; the command is: backend del VIP ADDR" },
 	{ "set mtu 1500 now", "unexpected \"now\"; the command is: set mtu VALUE" },
@@ -853,8 +855,8 @@ static const char rich[] =
 	"set src4 192.0.2.1\nset src6 2001:db8:ffff::1\nset gue-port 7777\n"
 	"set mtu 9000\nset ttl 16\nset udp-idle 300\n"
 	"link attach eth1 generic\nlink attach eth0\n"
-	"vip add [2001:db8::1]:443/tcp algo ring vnodes 50 encap gue\n"
-	"vip add 10.0.0.2/udp hash src stateless panic 75 health udp health-port 53\n"
+	"vip add [2001:db8::1]:443/tcp health-consensus on algo ring vnodes 50 encap gue\n"
+	"vip add 10.0.0.2/udp hash src stateless panic 75 health udp health-port 53 health-consensus off\n"
 	"vip add 10.0.0.1:80/tcp table-size 251 hash 3tuple src 192.0.2.7 "
 	"health http http-path \"/he#alth\" http-status 204 interval 5000 timeout 1500 rise 3 fall 4\n"
 	"backend add 10.0.0.1:80/tcp 10.1.0.2 weight 2\n"
@@ -886,7 +888,7 @@ static const char rich_saved[] =
 	"vip add 10.0.0.2/udp hash src stateless panic 75 health udp health-port 53\n"
 	"backend add 10.0.0.2/udp 10.3.0.1\n"
 	"\n"
-	"vip add [2001:db8::1]:443/tcp algo ring vnodes 50 encap gue\n"
+	"vip add [2001:db8::1]:443/tcp algo ring vnodes 50 encap gue health-consensus on\n"
 	"backend add [2001:db8::1]:443/tcp 10.2.0.1 health none interval 1900\n"
 	"backend add [2001:db8::1]:443/tcp 2001:db8:2::1\n";
 

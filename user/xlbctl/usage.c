@@ -104,6 +104,8 @@ VIP_FORM
 "                           every backend in the table (50; 100: never)\n"
 "  src ADDR                 outer source for this VIP, either family\n"
 "                           (0.0.0.0 or :: clears)\n"
+"  health-consensus on|off  cluster mode: a backend is down only when most\n"
+"                           hosts' checks see it down (off: this host's)\n"
 "  HEALTH-OPTION...         the VIP's health check, below\n"
 "\n" },
 	{ "backend",
