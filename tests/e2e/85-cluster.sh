@@ -25,6 +25,10 @@
 #      at once, 10 times: every change that was answered ok is in etcd
 #      afterwards, the other is refused with the retry error (exit 3);
 #      two writers on different VIPs both succeed;
+#   a host cut off from etcd while changes are written and compacted
+#      away reads everything again on its return and converges;
+#   bad commands: a VIP's src, a restore with per-host settings, xlbd
+#      with --etcd alone or a non-http endpoint, refused clearly;
 #   health consensus: one LB host cut off from one backend (a blackhole
 #      route) sees it down, yet every host keeps it in a health-consensus
 #      VIP's table; when every host's check fails, all take it out.
@@ -344,6 +348,50 @@ for ((i = 0; i < 50; i++)); do
 	[[ $(in_table lb "$V") -eq $in_v && $(in_table lb3 "$V3") -eq 3 ]] && break
 	sleep 0.1
 done
+
+# --- a host cut off from etcd past a compaction ------------------------------
+
+in_ns lb3 ip route add blackhole "$ETCD_IP/32"
+in_ns lb3 ss -K dst "$ETCD_IP" >/dev/null 2>&1
+rc=0
+for ((i = 0; i < 100; i++)); do
+	[[ $(status lb3 "c['etcd']['up']") == False ]] && break
+	sleep 0.1
+done
+[[ $i -lt 100 ]] || rc=1
+out=""
+for k in 1 2 3; do
+	out+=$(xlbctl_on lb backend set "$V" "${BACKEND_IP4[0]}" weight $((k + 1)) 2>&1) || rc=1
+done
+crev=$(etcd_ctl get -w json "/xlb/$CL/config/global" | "$TAP_PYTHON" -c '
+import json, sys
+print(json.load(sys.stdin)["header"]["revision"])')
+out+=$(etcd_ctl compact "$crev" 2>&1) || rc=1
+in_ns lb3 ip route del blackhole "$ETCD_IP/32"
+converged "$(status lb "c['revision']")" >"$work/conv" 2>&1 || rc=1
+grep -q "was compacted; reading everything again" "$TOPO_DIR/xlbd-lb3.log" || rc=1
+sc_result $rc "lb3 cut off from etcd while 3 changes are written and etcd compacts them away: back, it reads everything again and converges" \
+	"$out" "$(cat "$work/conv")" "$(grep -h 'lb3\|compacted' "$TOPO_DIR/xlbd-lb3.log" | grep -v '<6>' | tail -3)"
+
+# --- bad commands in cluster mode ----------------------------------------------
+
+out=$(xlbctl_on lb vip add "$(vip4 9):80/tcp" src 10.200.0.2 2>&1)
+[[ $? -eq 1 && $out == *"a VIP's src is an address of one host"* ]]
+sc_result $? "cluster mode: a VIP's src (one host's address) is refused" "$out"
+printf 'set key %s\nlink attach eth0\nvip add %s\n' "$TOPO_KEY" "$V" >"$TOPO_DIR/mixed.conf"
+out=$(in_ns lb "$XLB_BIN/xlbctl" -s "$XLBD_SOCK" restore "$TOPO_DIR/mixed.conf" 2>&1)
+[[ $? -eq 1 && $out == *"holds no per-host settings"* ]]
+sc_result $? "cluster mode: restore of a file with per-host settings is refused" "$out"
+out=$(in_ns lb "$XLB_BIN/xlbd" --instance "${TOPO_PREFIX}bad" --socket "$TOPO_DIR/bad.sock" \
+	--state-dir "$TOPO_DIR/bad-state" --metrics none --etcd "$ETCD_URL" 2>&1)
+st=$?
+out2=$(in_ns lb "$XLB_BIN/xlbd" --instance "${TOPO_PREFIX}bad" --socket "$TOPO_DIR/bad.sock" \
+	--state-dir "$TOPO_DIR/bad-state" --metrics none --etcd "https://$ETCD_IP:2379" \
+	--cluster "$CL" 2>&1)
+st2=$?
+[[ $st -ne 0 && $out == *"--etcd and --cluster go together"* &&
+   $st2 -ne 0 && $out2 == *"is not http://HOST:PORT"* && ! -e /sys/fs/bpf/xlb/${TOPO_PREFIX}bad ]]
+sc_result $? "xlbd refuses --etcd without --cluster and a non-http endpoint, before loading anything" "$out" "$out2"
 
 # --- 6: etcd down ------------------------------------------------------------
 
