@@ -322,8 +322,11 @@ static void *watcher_main(void *arg)
 			if (!ret) {
 				full = false;
 				if (!up) {
+					struct msg *m = msg_new(M_UP);
+
 					up = true;
-					post(cl, msg_new(M_UP));
+					if (m)
+						post(cl, m);
 				}
 			}
 		} else {
@@ -497,7 +500,7 @@ static void *writer_main(void *arg)
 	}
 	/* leaving: the record goes now, not when the lease runs out */
 	if (lease) {
-		atomic_store(&cl->stop, false);	/* this last request runs */
+		/* this last request runs although the stop flag is set */
 		xlb_etcd_set_timeouts(e, 500, 1000);
 		xlb_etcd_set_stop(e, NULL);
 		xlb_etcd_lease_revoke(e, lease, &err);
