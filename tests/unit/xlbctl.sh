@@ -667,7 +667,7 @@ c1=$(complete_line "xlbctl ")
 c2=$(complete_line "xlbctl -s $SOCK backend drain ")
 c3=$(complete_line "xlbctl -s $SOCK vip set 192.0.2.10:")
 c4=$(complete_line "xlbctl vip add $VIP hash ")
-[[ $(wc -w <<<"$c1") -eq 13 && "$c2" == "$VIP" && "$c3" == "80/tcp" &&
+[[ $(wc -w <<<"$c1") -eq 14 && "$c2" == "$VIP" && "$c3" == "80/tcp" &&
    "$c4" == $'5tuple\n3tuple\nsrc' ]]
 result $? "bash completion: commands, VIPs from save, keywords" \
 	"commands: $c1" "VIPs: $c2" "after colon: $c3" "hash: $c4"
