@@ -11,7 +11,7 @@ O        := build
 
 CFLAGS   ?= -O2 -g
 XLB_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-	      -Iuser -Iuser/lib -Ibpf -I$(O)
+	      -Iuser/lib -Ibpf -I$(O)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	      -fno-omit-frame-pointer
 # the harness compares literals (int) with whatever the test passes
@@ -26,10 +26,10 @@ BPF_CFLAGS += -mllvm -simplifycfg-sink-common=false
 # directory that clang -target bpf does not search on its own.
 BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 
-LIBXLB_SRCS := $(addprefix user/,attach.c client.c clock.c config.c datapath.c \
+LIBXLB_SRCS := $(addprefix user/lib/,attach.c client.c clock.c config.c datapath.c \
 	       error.c explain.c health.c lookup_table.c maglev.c neigh.c ring.c \
 	       state.c) user/lib/cluster.c user/lib/etcd.c
-LIBXLB_OBJS := $(LIBXLB_SRCS:user/%.c=$(O)/obj/%.o)
+LIBXLB_OBJS := $(LIBXLB_SRCS:user/lib/%.c=$(O)/obj/%.o)
 LIBXLB      := $(O)/libxlb.a
 
 TOOLS       := $(O)/xlb-analyze $(O)/xlb-bench $(O)/xlb-traffic
@@ -72,8 +72,7 @@ deps:
 all: $(LIBXLB) $(PROGRAMS) $(TOOLS) $(BPF_PROGS) $(BPF_SKELS)
 
 # --- libxlb -----------------------------------------------------------------
-$(O)/obj/%.o: user/%.c $(wildcard user/*.h user/lib/*.h bpf/*.h) | $(O)/obj
-	@mkdir -p $(dir $@)
+$(O)/obj/%.o: user/lib/%.c $(wildcard user/lib/*.h bpf/*.h) | $(O)/obj
 	$(CC) $(XLB_CFLAGS) -c -o $@ $<
 
 # the clock reader carries its program as a skeleton
@@ -91,10 +90,10 @@ $(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(BPF_SKELS) tests/bpf/pkt.h
 $(O)/xlb-traffic: tools/xlb-traffic.c | $(O)
 	$(CC) $(XLB_CFLAGS) -o $@ $< -lpthread -lm
 
-$(O)/xlbd: $(XLBD_SRCS) $(wildcard user/xlbd/*.h user/*.h user/lib/*.h bpf/*.h) $(LIBXLB) $(BPF_SKELS)
+$(O)/xlbd: $(XLBD_SRCS) $(wildcard user/xlbd/*.h user/lib/*.h bpf/*.h) $(LIBXLB) $(BPF_SKELS)
 	$(CC) $(XLB_CFLAGS) -Iuser/xlbd -o $@ $(XLBD_SRCS) $(LIBXLB) $(LDLIBS_XLB)
 
-$(O)/xlbctl: $(XLBCTL_SRCS) $(wildcard user/xlbctl/*.h user/*.h user/lib/*.h bpf/*.h) $(LIBXLB)
+$(O)/xlbctl: $(XLBCTL_SRCS) $(wildcard user/xlbctl/*.h user/lib/*.h bpf/*.h) $(LIBXLB)
 	$(CC) $(XLB_CFLAGS) -Iuser/xlbctl -o $@ $(XLBCTL_SRCS) $(LIBXLB) $(LDLIBS_XLB)
 
 # --- BPF --------------------------------------------------------------------
@@ -223,12 +222,12 @@ clean: kmod-clean
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
 	       -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_SRCS   := $(addprefix user/,config.c error.c lookup_table.c maglev.c ring.c state.c)
+FUZZ_SRCS   := $(addprefix user/lib/,config.c error.c lookup_table.c maglev.c ring.c state.c)
 
-$(O)/fuzz/config: tests/fuzz/config.c $(FUZZ_SRCS) $(wildcard user/*.h bpf/*.h)
+$(O)/fuzz/config: tests/fuzz/config.c $(FUZZ_SRCS) $(wildcard user/lib/*.h bpf/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_FLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-		-Iuser -Ibpf -I$(O) -o $@ $< $(FUZZ_SRCS) -lm
+		-Iuser/lib -Ibpf -I$(O) -o $@ $< $(FUZZ_SRCS) -lm
 
 fuzz: $(O)/fuzz/config
 	@rm -rf $(O)/fuzz/corpus && mkdir -p $(O)/fuzz/corpus
@@ -265,8 +264,8 @@ install: $(PROGRAMS)
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xlb
 	install -m 0755 $(PROGRAMS) $(DESTDIR)$(SBINDIR)/
-	install -m 0644 man/xlb.conf.5 $(DESTDIR)$(MANDIR)/man5/
-	install -m 0644 man/xlbd.8 man/xlbctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 user/lib/xlb.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 user/xlbd/xlbd.8 user/xlbctl/xlbctl.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 dist/xlbctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/xlbctl
 	sed 's|^ExecStart=/usr/local/sbin/xlbd|ExecStart=$(SBINDIR)/xlbd|' \
 		dist/xlbd.service > $(DESTDIR)$(UNITDIR)/xlbd.service

@@ -91,7 +91,7 @@ struct xlb_config {
 	 * Derived by libxlb when it writes the config (xlb_dp_config_set),
 	 * never set by hand: the connection table's bucket count and index
 	 * key (bpf/ct_hash.h), and the kernel's ticks per second (the
-	 * clock of connection entries, user/clock.h).  xlb_dp_config_get
+	 * clock of connection entries, user/lib/clock.h).  xlb_dp_config_get
 	 * returns them as zero.
 	 */
 	__u32 ct_buckets;
@@ -325,7 +325,7 @@ static __always_inline __u32 xlb_fc_slot(const struct xlb_flow *f)
 
 /* A connection entry as libxlb's API shows it (xlb_dp_ct_lookup). */
 struct xlb_ct {
-	__u64 last_seen;	/* bpf_jiffies64(): kernel ticks (user/clock.h) */
+	__u64 last_seen;	/* bpf_jiffies64(): kernel ticks (user/lib/clock.h) */
 	__u32 epoch;		/* backend epoch when the entry was made */
 	__u32 hash;		/* flow hash: GUE source port, flow label */
 	__u16 backend;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libxlb's map access (user/datapath.c) against real kernel maps.
+ * libxlb's map access (user/lib/datapath.c) against real kernel maps.
  *
  * The fixture creates the maps of bpf/maps.h by hand (same types, key and
  * value sizes, flags and sizes), so these tests pin the library without the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Next hops toward backends (user/neigh.c) against the real kernel: every
+ * Next hops toward backends (user/lib/neigh.c) against the real kernel: every
  * case builds two fresh network namespaces of its own, "lb" (where the
  * resolver runs) and "peer", joined by a veth pair with fixed MACs:
  *

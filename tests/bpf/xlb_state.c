@@ -286,7 +286,7 @@ static bool ct_is(struct __test_metadata *_metadata, const struct lb *lb,
 	return true;
 }
 
-/* Entries are stamped on the clock libxlb reads (user/clock.h). */
+/* Entries are stamped on the clock libxlb reads (user/lib/clock.h). */
 TEST_F(lb, ct_entry_stamped_in_ticks_of_the_libxlb_clock)
 {
 	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4);

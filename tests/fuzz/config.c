@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for the config grammar (user/config.c, user/state.c).
+ * libFuzzer target for the config grammar (user/lib/config.c, user/lib/state.c).
  * Any input either fails to parse with a message, or parses into a state
  * whose saved text parses back into an equal state that saves to the same
  * text (`xlbctl save > xlb.conf` round-trips).  Anything else aborts.

@@ -311,7 +311,7 @@ ctl -x status
 result $? "an unknown global option is named, exit status 2" "$(seen)"
 
 # Every command of --help is in the man page; the options are in both.
-man_text=$(groff -man -Tascii -P-cbou -rLL=200n -rHY=0 man/xlbctl.8 2>/dev/null)
+man_text=$(groff -man -Tascii -P-cbou -rLL=200n -rHY=0 user/xlbctl/xlbctl.8 2>/dev/null)
 missing=
 while read -r line; do
 	words=$(awk '{ print $1, ($2 ~ /^[a-z]+$/ ? $2 : "") }' <<<"$line")
@@ -645,7 +645,7 @@ else
 fi
 
 # --- man pages -----------------------------------------------------------------------
-for page in man/xlbctl.8 man/xlbd.8 man/xlb.conf.5; do
+for page in user/xlbctl/xlbctl.8 user/xlbd/xlbd.8 user/lib/xlb.conf.5; do
 	if ! command -v groff >/dev/null || ! command -v man >/dev/null; then
 		skip "$page renders without warnings" "no groff or man (groff-base, man-db)"
 		continue

@@ -12,7 +12,7 @@
  *   hosts/HOST           what each host publishes under its lease
  *                        (user/xlbd/cluster.c)
  *
- * Every config value is text in the config grammar (user/config.h) whose
+ * Every config value is text in the config grammar (user/lib/config.h) whose
  * first line is `format 1` (XLB_CLUSTER_FORMAT); a value of a newer format
  * is refused, so hosts of an older xlbd keep their last good state instead
  * of misreading it.  One key per VIP keeps each value small (etcd refuses

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Human views of read results (fields as in user/proto.h).  Tables have a
+ * Human views of read results (fields as in user/lib/proto.h).  Tables have a
  * header and aligned columns; numbers carry units (shares in percent with
  * one decimal, memory and bytes in KiB/MiB, times as ages).  A field the
  * daemon did not send shows as "-".

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One exchange with xlbd (user/client.h) and what its failure means for the
+ * One exchange with xlbd (user/lib/client.h) and what its failure means for the
  * exit status: any failure, refused or unreachable, is EXIT_FAIL with the
  * sentence after "xlbctl: ".
  */

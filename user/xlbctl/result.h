@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Typed access to the fields of xlbd's results (user/proto.h).  A missing
+ * Typed access to the fields of xlbd's results (user/lib/proto.h).  A missing
  * field, a JSON null or one of another type gives the default, so a newer
  * or older daemon never crashes the CLI; it shows "-" instead.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Help texts.  They say what man/xlbctl.8 says, shorter; change both
+ * Help texts.  They say what user/xlbctl/xlbctl.8 says, shorter; change both
  * together.
  */
 #include <string.h>

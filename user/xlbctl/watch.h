@@ -2,7 +2,7 @@
 /*
  * What stats --watch and top share: their options, the clock, and rates
  * from two answers.  Counters are totals since the maps were made (see
- * user/proto.h); a counter that went backwards was reset (new maps) and
+ * user/lib/proto.h); a counter that went backwards was reset (new maps) and
  * counts from zero.
  */
 #ifndef XLBCTL_WATCH_H

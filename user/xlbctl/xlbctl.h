@@ -3,7 +3,7 @@
  * xlbctl: the operator's command line for xlbd.
  *
  *   main.c      global options, which socket, dispatch by object
- *   usage.c     help texts (they agree with man/xlbctl.8)
+ *   usage.c     help texts (they agree with user/xlbctl/xlbctl.8)
  *   request.c   one exchange with xlbd, exit statuses, JSON output
  *   args.c      local checks of arguments (VIPs, flows, numbers)
  *   commands.c  commands that change the state, save, restore, ...

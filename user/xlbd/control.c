@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The control socket (protocol in user/proto.h): a Unix stream socket,
+ * The control socket (protocol in user/lib/proto.h): a Unix stream socket,
  * newline-delimited JSON messages, one answer per request.  Every
  * mutating request is validated whole against a copy of the desired state
  * and committed whole (realize.c) or not at all.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Results of the read commands (fields listed in user/proto.h), built from
+ * Results of the read commands (fields listed in user/lib/proto.h), built from
  * the desired state, the runtime and the maps.  Called with d->lock held.
  */
 #include <arpa/inet.h>

@@ -3,7 +3,7 @@
  * xlbd: the control daemon.  One event loop (main.c) owns everything below;
  * the metrics thread (metrics.c) only reads, under `lock`.
  *
- *   desired state (user/state.h) --realize.c--> maps (user/datapath.h)
+ *   desired state (user/lib/state.h) --realize.c--> maps (user/lib/datapath.h)
  *        ^                                          ^
  *   control.c (socket, JSON)        health.c results, neighbours
  *

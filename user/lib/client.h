@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The client side of the control protocol (user/proto.h): connect to
+ * The client side of the control protocol (user/lib/proto.h): connect to
  * xlbd's socket, send one request, read its answer.  Used by xlbctl, the
  * benchmarks and the tests.
  */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The command grammar (user/config.h): tokens, commands, config files, and
+ * The command grammar (user/lib/config.h): tokens, commands, config files, and
  * the canonical text `xlbctl save` prints.  Parsing checks every value
  * against its range and form; whether a command fits the state (exists,
- * limits, cross-checks) is user/state.c's business.
+ * limits, cross-checks) is user/lib/state.c's business.
  */
 #include <arpa/inet.h>
 #include <errno.h>

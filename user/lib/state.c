@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The desired state (user/state.h) and the one way it changes: commands of
- * the grammar (user/config.h), each checked in full before it touches the
+ * The desired state (user/lib/state.h) and the one way it changes: commands of
+ * the grammar (user/lib/config.h), each checked in full before it touches the
  * state, and transactions of them that apply whole or not at all (DESIGN
  * contract 8).
  *

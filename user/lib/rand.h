@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "../bpf/flow_hash.h"
+#include "flow_hash.h"
 
 struct xlb_rand {
 	uint64_t s;

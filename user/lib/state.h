@@ -4,7 +4,7 @@
  * for, independent of the maps that realize it.  xlbd holds one, changes
  * it only through whole validated transactions, persists it, and derives
  * the data path's maps from it.  The config file, `xlbctl save` and the
- * commands xlbctl sends all speak the same grammar (user/config.c).
+ * commands xlbctl sends all speak the same grammar (user/lib/config.c).
  */
 #ifndef XLB_STATE_H
 #define XLB_STATE_H
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../bpf/structs.h"
+#include "structs.h"
 #include "error.h"
 #include "lookup_table.h"
 
@@ -144,7 +144,7 @@ struct xlb_op;
 #define XLB_WHERE_VIP		(-2)	/* the VIP of a backend command */
 
 /*
- * Apply one command (user/config.h).  Returns 0 or a negative errno with
+ * Apply one command (user/lib/config.h).  Returns 0 or a negative errno with
  * err saying why; on error s is unchanged.  add of an existing VIP, backend
  * or link, and set/del of a missing one, are errors; del of a VIP removes
  * its backends.  Limits: XLB_VIPS_MAX, XLB_BACKENDS_PER_VIP, XLB_LINKS_MAX,

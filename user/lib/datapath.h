@@ -17,7 +17,7 @@
 
 #include <linux/types.h>
 
-#include "../bpf/structs.h"
+#include "structs.h"
 #include "error.h"
 #include "lookup_table.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The client side of the control protocol (user/proto.h): one JSON object
+ * The client side of the control protocol (user/lib/proto.h): one JSON object
  * and a newline out, exactly one line back.  Reads peek first and consume
  * only up to the newline, so several requests may share a connection and
  * nothing of a later answer is ever swallowed.

@@ -27,7 +27,7 @@
  * Commands and their results:
  *
  *  "exec"     {"args": [TOKEN, ...]}  or  {"lines": ["cmd line", ...]}
- *             One command in the xlb grammar (user/config.h) as argv
+ *             One command in the xlb grammar (user/lib/config.h) as argv
  *             tokens, or several command lines applied as one transaction.
  *             result: {"changed": bool, "generation": N, "live_ms"?: ms}
  *             (generation: the daemon's global generation after the change;

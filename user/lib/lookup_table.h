@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../bpf/flow_hash.h"
-#include "../bpf/table.h"
+#include "flow_hash.h"
+#include "table.h"
 #include "error.h"
 
 /* A name is 1..XLB_NAME_MAX bytes (no NUL counted). */
