@@ -27,7 +27,7 @@ BPF_CFLAGS += -mllvm -simplifycfg-sink-common=false
 BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 
 LIBXLB_SRCS := $(addprefix user/lib/,attach.c client.c clock.c config.c datapath.c \
-	       error.c explain.c health.c lookup_table.c maglev.c neigh.c ring.c \
+	       error.c explain.c health.c lookup_table.c maglev.c neigh.c number.c ring.c \
 	       state.c) user/lib/cluster.c user/lib/etcd.c
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/lib/%.c=$(O)/obj/%.o)
 LIBXLB      := $(O)/libxlb.a
@@ -87,8 +87,8 @@ $(O)/xlb-analyze: tools/xlb-analyze.c $(LIBXLB)
 $(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(BPF_SKELS) tests/bpf/pkt.h
 	$(CC) $(XLB_CFLAGS) -Itests/bpf -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
 
-$(O)/xlb-traffic: tools/xlb-traffic.c | $(O)
-	$(CC) $(XLB_CFLAGS) -o $@ $< -lpthread -lm
+$(O)/xlb-traffic: tools/xlb-traffic.c $(LIBXLB)
+	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) -lpthread -lm
 
 $(O)/xlbd: $(XLBD_SRCS) $(wildcard user/xlbd/*.h user/lib/*.h bpf/*.h) $(LIBXLB) $(BPF_SKELS)
 	$(CC) $(XLB_CFLAGS) -Iuser/xlbd -o $@ $(XLBD_SRCS) $(LIBXLB) $(LDLIBS_XLB)
@@ -222,7 +222,8 @@ clean: kmod-clean
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
 	       -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_SRCS   := $(addprefix user/lib/,config.c error.c lookup_table.c maglev.c ring.c state.c)
+FUZZ_SRCS   := $(addprefix user/lib/,config.c error.c lookup_table.c maglev.c number.c \
+	       ring.c state.c)
 
 $(O)/fuzz/config: tests/fuzz/config.c $(FUZZ_SRCS) $(wildcard user/lib/*.h bpf/*.h)
 	@mkdir -p $(dir $@)

@@ -27,10 +27,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lookup_table.h"
+#include "mono.h"
+#include "number.h"
 #include "rand.h"
 
 #define PROG		"xlb-analyze"
@@ -385,14 +386,6 @@ static int place_build(struct place *p, enum algo a, const struct bset *set,
 	}
 }
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -409,10 +402,10 @@ static int place_build_timed(struct place *p, enum algo a,
 	int i, runs = sc->build_runs, ret;
 
 	for (i = 0; i < runs; i++) {
-		double t0 = now_us();
+		double t0 = xlb_mono_us();
 
 		ret = place_build(p, a, set, sc, err);
-		t[i] = now_us() - t0;
+		t[i] = xlb_mono_us() - t0;
 		if (ret)
 			return ret;
 		if (i < runs - 1)
@@ -895,25 +888,17 @@ static void usage(FILE *out)
 static int parse_u64(const char *opt, const char *s, uint64_t min,
 		     uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
+	int ret = xlb_parse_u64(s, min, max, out);
 
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		goto nan;
-	v = strtoull(s, &end, 10);
-	if (*end)
-		goto nan;
-	if (errno == ERANGE || v < min || v > max)
+	if (ret == -ERANGE)
 		return usage_err("%s: %s is out of range; accepted: an integer from %llu to %llu",
 				 opt, s, (unsigned long long)min,
 				 (unsigned long long)max);
-	*out = v;
+	if (ret)
+		return usage_err("%s: '%s' is not a number; accepted: an integer from %llu to %llu",
+				 opt, s, (unsigned long long)min,
+				 (unsigned long long)max);
 	return 0;
-nan:
-	return usage_err("%s: '%s' is not a number; accepted: an integer from %llu to %llu",
-			 opt, s, (unsigned long long)min,
-			 (unsigned long long)max);
 }
 
 static int parse_u32(const char *opt, const char *s, uint32_t min,

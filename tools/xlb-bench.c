@@ -44,6 +44,8 @@
 #include "clock.h"
 #include "datapath.h"
 #include "lookup_table.h"
+#include "mono.h"
+#include "number.h"
 #include "pkt.h"
 #include "rand.h"
 #include "xlb.skel.h"
@@ -64,14 +66,6 @@ struct opts {
 	int n_fill;			/* pkt-scale: connection table fill */
 	double fill[MAX_LEVELS];
 };
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -227,14 +221,14 @@ static int bench_table_case(uint32_t algo, uint32_t m, uint32_t n,
 	}
 	bench_backends(b, names, n);
 	for (r = 0; r < o->runs; r++) {
-		double t0 = now_us();
+		double t0 = xlb_mono_us();
 
 		if (xlb_table_build(&tab, &p, b, n, &err)) {
 			fprintf(stderr, "xlb-bench: %s\n", err.msg);
 			ret = 1;
 			goto out;
 		}
-		t[r] = now_us() - t0;
+		t[r] = xlb_mono_us() - t0;
 		xlb_table_free(&tab);
 	}
 	fig_median(&f, t, o->runs);
@@ -1203,7 +1197,7 @@ static int bench_pkt_scale(const struct opts *o)
 				       .max_entries = mi.max_entries };
 		struct fig f;
 		long per = (long)(o->fill[i] * mi.max_entries / ncpus_possible);
-		double t0 = now_us();
+		double t0 = xlb_mono_us();
 
 		xlb_dp_ct_flush(&b.dp);
 		ret = ct_fill(&b, &cpus, per, &cg.ncpu);
@@ -1214,7 +1208,7 @@ static int bench_pkt_scale(const struct opts *o)
 			ret = 1;
 			goto out;
 		}
-		lv.fill_ms = (now_us() - t0) / 1e3;
+		lv.fill_ms = (xlb_mono_us() - t0) / 1e3;
 		lv.cpus = cg.ncpu;
 		xlb_dp_ct_count(&b.dp, &lv.entries);
 		cg.per = per;
@@ -1306,11 +1300,11 @@ static double switch_us(struct pkt_bench *b, __u32 vip)
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return -1;
-	t0 = now_us();
+	t0 = xlb_mono_us();
 	if (bpf_map_update_elem(b->dp.tables[c - 1], &vip, &fd, BPF_ANY))
 		t = -1;
 	else
-		t = now_us() - t0;
+		t = xlb_mono_us() - t0;
 	close(fd);
 	return t;
 }
@@ -1320,7 +1314,7 @@ static double switch_us(struct pkt_bench *b, __u32 vip)
 /* The least a writer of the table does: the slots into fresh memory. */
 static double copy_us(const struct xlb_table *t)
 {
-	double t0 = now_us();
+	double t0 = xlb_mono_us();
 	char *p = malloc(((size_t)t->size + 1) * 8);
 	uint32_t i;
 
@@ -1330,7 +1324,7 @@ static double copy_us(const struct xlb_table *t)
 		memcpy(p + ((size_t)i + 1) * 8, &t->slots[i], sizeof(t->slots[i]));
 	__asm__ volatile("" : : "r"(p) : "memory");
 	free(p);
-	return now_us() - t0;
+	return xlb_mono_us() - t0;
 }
 
 static int bench_publish(const struct opts *o)
@@ -1379,13 +1373,13 @@ static int bench_publish(const struct opts *o)
 
 			/* both timed calls start with no grace period in flight */
 			usleep(PUBLISH_PAUSE_US);
-			t0 = now_us();
+			t0 = xlb_mono_us();
 			if (xlb_dp_table_publish(&b.dp, VIP_STATELESS, &t[r % 2],
 						 &err)) {
 				fprintf(stderr, "xlb-bench: %s\n", err.msg);
 				goto out;
 			}
-			pub[r] = now_us() - t0;
+			pub[r] = xlb_mono_us() - t0;
 			cp[r] = copy_us(&t[r % 2]);
 			usleep(PUBLISH_PAUSE_US);
 			sw[r] = switch_us(&b, VIP_STATELESS);
@@ -1894,10 +1888,10 @@ static int bench_control(const struct opts *o)
 
 		snprintf(line, sizeof(line),
 			 "backend add 10.200.0.1:80/tcp 10.3.0.%d", i % 250 + 1);
-		t0 = now_us();
+		t0 = xlb_mono_us();
 		if (ctl_exec_live(&c, line, &live[i]))
 			goto out;
-		lat[i] = (now_us() - t0) / 1e3;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
 		snprintf(line, sizeof(line),
 			 "backend del 10.200.0.1:80/tcp 10.3.0.%d", i % 250 + 1);
 		if (ctl_exec(&c, line))
@@ -1915,10 +1909,10 @@ static int bench_control(const struct opts *o)
 	if (!cfg || ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
 		goto out;
 	for (i = 0; i < (o->quick ? 1 : 3); i++) {
-		t0 = now_us();
+		t0 = xlb_mono_us();
 		if (ctl_restore(&c, cfg))
 			goto out;
-		lat[i] = (now_us() - t0) / 1e3;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
 		if (ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
 			goto out;
 	}
@@ -1942,10 +1936,10 @@ static int bench_control(const struct opts *o)
 			kill(c.pid, SIGKILL);
 			waitpid(c.pid, NULL, 0);
 		}
-		t0 = now_us();
+		t0 = xlb_mono_us();
 		if (ctl_start(&c))
 			goto out;
-		lat[i] = (now_us() - t0) / 1e3;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
 	}
 	ctl_print(o, "restart_to_answer_small", lat, runs,
 		  "kill -9 then start, 1 VIP x 100 backends adopted", 100);
@@ -1956,10 +1950,10 @@ static int bench_control(const struct opts *o)
 	for (i = 0; i < runs; i++) {
 		kill(c.pid, SIGKILL);
 		waitpid(c.pid, NULL, 0);
-		t0 = now_us();
+		t0 = xlb_mono_us();
 		if (ctl_start(&c))
 			goto out;
-		lat[i] = (now_us() - t0) / 1e3;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
 	}
 	prog_after = ctl_prog_on("xlbc0");
 	snprintf(params, sizeof(params),
@@ -2053,8 +2047,8 @@ static int path_gen(int argc, char **argv)
 		return 1;
 	}
 	fd = bpf_program__fd(skel->progs.xlb_reflect);
-	t0 = now_us();
-	for (i = 0; (left = secs * 1e6 - (now_us() - t0)) > 0; i++) {
+	t0 = xlb_mono_us();
+	for (i = 0; (left = secs * 1e6 - (xlb_mono_us() - t0)) > 0; i++) {
 		struct xdp_md ctx = { .ingress_ifindex = (__u32)ifindex };
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf,
 			    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
@@ -2064,7 +2058,7 @@ static int path_gen(int argc, char **argv)
 		s.sport = (__u16)(10000 + i % 64);
 		opts.data_size_in = (__u32)pkt_build(&s, buf, sizeof(buf));
 		ctx.data_end = opts.data_size_in;
-		t1 = now_us();
+		t1 = xlb_mono_us();
 		if (bpf_prog_test_run_opts(fd, &opts)) {
 			fprintf(stderr, "xlb-bench: path gen: live frames on %s: %s\n",
 				argv[0], strerror(errno));
@@ -2072,12 +2066,12 @@ static int path_gen(int argc, char **argv)
 		}
 		sent += chunk;
 		/* the next run: about 0.5 s, or what is left */
-		left -= now_us() - t1;
-		chunk = (long)(chunk / (now_us() - t1 + 1) *
+		left -= xlb_mono_us() - t1;
+		chunk = (long)(chunk / (xlb_mono_us() - t1 + 1) *
 			       (left < 5e5 ? left : 5e5));
 		chunk = chunk < 8192 ? 8192 : chunk > 1 << 24 ? 1 << 24 : chunk;
 	}
-	printf("%ld packets in %.3f s\n", sent, (now_us() - t0) / 1e6);
+	printf("%ld packets in %.3f s\n", sent, (xlb_mono_us() - t0) / 1e6);
 	ret = 0;
 out:
 	xlb_reflect_bpf__destroy(skel);
@@ -2174,13 +2168,21 @@ static void usage(FILE *f)
 static int parse_list(const char *opt, const char *s, double lo, double hi,
 		      double *out, int *n)
 {
-	char *end;
+	char tok[32];
+	const char *end;
+	size_t len;
 
 	*n = 0;
 	while (*s) {
-		double v = strtod(s, &end);
+		double v;
 
-		if (end == s || (*end && *end != ',') || v < lo || v > hi ||
+		end = strchrnul(s, ',');
+		len = (size_t)(end - s);
+		if (len < sizeof(tok)) {
+			memcpy(tok, s, len);
+			tok[len] = 0;
+		}
+		if (len >= sizeof(tok) || xlb_parse_real(tok, lo, hi, &v) ||
 		    *n == MAX_LEVELS) {
 			fprintf(stderr, "xlb-bench: %s wants up to %d numbers from %g to %g separated by commas, not \"%s\"\n",
 				opt, MAX_LEVELS, lo, hi, s);
@@ -2199,15 +2201,14 @@ static int parse_list(const char *opt, const char *s, double lo, double hi,
 
 static long parse_num(const char *opt, const char *s, long lo, long hi)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	uint64_t v;
 
-	if (*end || end == s || v < lo || v > hi) {
+	if (xlb_parse_u64(s, (uint64_t)lo, (uint64_t)hi, &v)) {
 		fprintf(stderr, "xlb-bench: %s wants a number from %ld to %ld, not \"%s\"\n",
 			opt, lo, hi, s);
 		return -1;
 	}
-	return v;
+	return (long)v;
 }
 
 int main(int argc, char **argv)

@@ -47,6 +47,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono.h"
+#include "number.h"
+
 #define REQ_MAGIC	0x584c4251u	/* "XLBQ" */
 #define RSP_MAGIC	0x584c4252u	/* "XLBR" */
 #define UREQ_MAGIC	0x584c4255u	/* "XLBU" */
@@ -78,14 +81,6 @@ static void die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -128,12 +123,9 @@ static void pattern(uint64_t seed, uint64_t off, uint8_t *buf, size_t n)
 static uint64_t parse_num(const char *s, const char *what, uint64_t min,
 			  uint64_t max)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < min || v > max)
+	if (xlb_parse_u64(s, min, max, &v))
 		die("%s: '%s' is not a number from %llu to %llu", what, s,
 		    (unsigned long long)min, (unsigned long long)max);
 	return v;
@@ -142,12 +134,9 @@ static uint64_t parse_num(const char *s, const char *what, uint64_t min,
 static double parse_real(const char *s, const char *what, double min,
 			 double max)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= min && v <= max))
+	if (xlb_parse_real(s, min, max, &v))
 		die("%s: '%s' is not a number from %g to %g", what, s, min,
 		    max);
 	return v;
@@ -751,7 +740,7 @@ static int cconn_open(struct cconn *c, const struct copts *o, int ep,
 		return cconn_fail(c, R_ERROR, errno);
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->state = C_CONNECTING;
-	c->deadline = now_s() + o->timeout;
+	c->deadline = xlb_mono_s() + o->timeout;
 	if (connect(c->fd, (const struct sockaddr *)&o->to, o->tolen) &&
 	    errno != EINPROGRESS) {
 		cconn_fail(c, errno_reason(errno), errno);
@@ -879,7 +868,7 @@ static void cconn_request(struct cconn *c, const struct copts *o, int ep)
 	c->seed = mix64(o->seed ^ mix64(c->idx << 24 ^ c->seq));
 	c->sent = c->rcvd = 0;
 	c->busy = true;
-	c->deadline = now_s() + o->timeout;
+	c->deadline = xlb_mono_s() + o->timeout;
 	if (!cconn_send(c))
 		cconn_interest(c, ep);
 }
@@ -1008,7 +997,7 @@ static int cmd_conns(int argc, char **argv)
 		die("setup: %s", strerror(errno));
 	for (i = 0; i < o.conc; i++)
 		slots[i].fd = -1;
-	t0 = now = now_s();
+	t0 = now = xlb_mono_s();
 	end = t0 + o.max_seconds;
 	while (done + failed < o.n && !stop_sig && now < end) {
 		for (i = 0; i < o.conc && launched < o.n; i++) {
@@ -1039,7 +1028,7 @@ static int cmd_conns(int argc, char **argv)
 				c->state = C_IDLE;
 			}
 		}
-		now = now_s();
+		now = xlb_mono_s();
 		for (i = 0; i < o.conc; i++) {
 			c = &slots[i];
 			if (c->state == C_IDLE || now < c->deadline)
@@ -1071,7 +1060,7 @@ static int cmd_conns(int argc, char **argv)
 		fprintf(stderr, "%s: --max-seconds %g reached\n", prog,
 			o.max_seconds);
 	return report_counts("conns", &o, count, reasons, done, failed,
-			     now_s() - t0);
+			     xlb_mono_s() - t0);
 }
 
 /* --- hold --------------------------------------------------------------- */
@@ -1116,7 +1105,7 @@ static void hold_phase(struct hold *h, const char *name, size_t len)
 		len = sizeof(p->name) - 1;
 	for (i = 0; i < len; i++)
 		p->name[i] = id_char_ok(name[i]) ? name[i] : '_';
-	p->t = now_s() - h->t0;
+	p->t = xlb_mono_s() - h->t0;
 	fprintf(stderr, "hold: t=%.2f phase %s\n", p->t, p->name);
 }
 
@@ -1345,7 +1334,7 @@ static int cmd_hold(int argc, char **argv)
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (!h.conns || ep < 0)
 		die("setup: %s", strerror(errno));
-	h.t0 = now = now_s();
+	h.t0 = now = xlb_mono_s();
 	h.nphases = 1;
 	strcpy(h.phases[0].name, "start");
 	end = h.t0 + o.duration;
@@ -1361,7 +1350,7 @@ static int cmd_hold(int argc, char **argv)
 				h.connecting++;
 		}
 		n = epoll_wait(ep, evs, MAX_EVENTS, 5);
-		now = now_s();
+		now = xlb_mono_s();
 		for (k = 0; k < n; k++)
 			hold_event(&h, evs[k].data.ptr, ep, evs[k].events,
 				   now);
@@ -1396,7 +1385,7 @@ static int cmd_hold(int argc, char **argv)
 	for (i = 0; i < h.launched; i++)
 		cconn_close(&h.conns[i], ep);
 	close(ep);
-	k = hold_report(&h, now_s() - h.t0);
+	k = hold_report(&h, xlb_mono_s() - h.t0);
 	free(h.conns);
 	return k;
 }
@@ -1417,7 +1406,7 @@ static int udp_send(struct uslot *s, const struct copts *o, uint8_t *buf)
 	put32(buf + 8, o->bytes);
 	pattern(mix64(o->seed ^ s->idx), 0, buf + REQ_HLEN, o->bytes);
 	s->tries++;
-	s->deadline = now_s() + o->timeout;
+	s->deadline = xlb_mono_s() + o->timeout;
 	if (send(s->fd, buf, REQ_HLEN + o->bytes, 0) < 0 &&
 	    errno != ECONNREFUSED)
 		return -errno;
@@ -1545,7 +1534,7 @@ static int cmd_udp(int argc, char **argv)
 		die("setup: %s", strerror(errno));
 	for (i = 0; i < o.conc; i++)
 		slots[i].fd = -1;
-	t0 = now = now_s();
+	t0 = now = xlb_mono_s();
 	end = t0 + o.max_seconds;
 	while (done + failed < o.n && !stop_sig && now < end) {
 		for (i = 0; i < o.conc && launched < o.n; i++) {
@@ -1580,7 +1569,7 @@ static int cmd_udp(int argc, char **argv)
 			}
 			udp_done(s, ep);
 		}
-		now = now_s();
+		now = xlb_mono_s();
 		for (i = 0; i < o.conc; i++) {
 			s = &slots[i];
 			if (s->fd < 0 || now < s->deadline)
@@ -1604,7 +1593,7 @@ static int cmd_udp(int argc, char **argv)
 	free(buf);
 	free(want);
 	return report_counts("udp", &o, count, reasons, done, failed,
-			     now_s() - t0);
+			     xlb_mono_s() - t0);
 }
 
 /* --- serve -------------------------------------------------------------- */
@@ -2008,8 +1997,8 @@ static int cmd_serve(int argc, char **argv)
 	write_ready(ready);
 	fprintf(stderr, "serve: id %.*s, tcp %u, udp %u, %s\n", ID_LEN, sv.id,
 		tcp_port, udp_port, bind_addr ? bind_addr : "any address");
-	end = now_s() + max;
-	while (!stop_sig && now_s() < end) {
+	end = xlb_mono_s() + max;
+	while (!stop_sig && xlb_mono_s() < end) {
 		n = epoll_wait(sv.ep, evs, MAX_EVENTS, 200);
 		for (k = 0; k < n; k++) {
 			s = evs[k].data.ptr;
@@ -2112,7 +2101,7 @@ static int cmd_ping(int argc, char **argv)
 			pkt[2] = cs >> 8;
 			pkt[3] = cs;
 		}	/* the kernel fills ICMPv6 checksums */
-		t0 = now_s();
+		t0 = xlb_mono_s();
 		end = t0 + wait;
 		if (sendto(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&to,
 			   len) < 0) {
@@ -2121,9 +2110,9 @@ static int cmd_ping(int argc, char **argv)
 			continue;
 		}
 		/* bounded: by time, and by 1000 foreign packets */
-		for (c = 0; c < 1000 && now_s() < end; c++) {
+		for (c = 0; c < 1000 && xlb_mono_s() < end; c++) {
 			struct timeval tv;
-			double left = end - now_s();
+			double left = end - xlb_mono_s();
 
 			tv.tv_sec = left;
 			tv.tv_usec = (left - tv.tv_sec) * 1e6 + 1;
@@ -2134,7 +2123,7 @@ static int cmd_ping(int argc, char **argv)
 				break;
 			if (ping_match(to.ss_family, buf, n, id, i)) {
 				printf("reply from %s in %.3f ms\n",
-				       argv[optind], (now_s() - t0) * 1e3);
+				       argv[optind], (xlb_mono_s() - t0) * 1e3);
 				close(fd);
 				return 0;
 			}

@@ -12,11 +12,11 @@
  * Fixture and expectations: tests/bpf/lb_fixture.h.
  */
 #include <pthread.h>
-#include <time.h>
 
 #include "kselftest_harness.h"
 
 #include "lb_fixture.h"
+#include "mono.h"
 
 #define EQ_FLOWS	100000
 #define EQ_SEED		0x786c622d65717576ULL	/* "xlb-equv" */
@@ -24,14 +24,6 @@
 #define PUB_SEED	0x786c622d7075626cULL	/* "xlb-publ" */
 #define FUZZ_PACKETS	100000
 #define FUZZ_SEED	0x786c622d66757a7aULL	/* "xlb-fuzz" */
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void flow_str(const struct xlb_flow *f, char *s, size_t n)
 {
@@ -164,9 +156,9 @@ static int publish_one(struct publisher *pub)
 static void *publish_loop(void *arg)
 {
 	struct publisher *pub = arg;
-	double end = now_s() + PUB_SECONDS;
+	double end = xlb_mono_s() + PUB_SECONDS;
 
-	while (now_s() < end && !publish_one(pub))
+	while (xlb_mono_s() < end && !publish_one(pub))
 		;
 	__atomic_store_n(&pub->stop, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -733,7 +725,7 @@ TEST_F_TIMEOUT(lb, malformed_random_and_bit_flipped_packets, 120)
 	struct tally tally[16];
 	__u64 ev[XLB_EV_MAX];
 	char why[256], what[128];
-	double t0 = now_s();
+	double t0 = xlb_mono_s();
 	unsigned int mode;
 
 	ASSERT_EQ(0, xlb_dp_events(&self->lb.dp, ev));
@@ -759,7 +751,7 @@ TEST_F_TIMEOUT(lb, malformed_random_and_bit_flipped_packets, 120)
 		TH_LOG("%lu packets: %s", tally[i].n, tally[i].why);
 	EXPECT_EQ(0, bad) TH_LOG("%lu of %lu packets broke contract 8", bad, n);
 	TH_LOG("%lu packets from %d kinds in %.1f s: %lu TX, %lu DROP, "
-	       "%lu PASS, %lu REDIRECT, %lu ABORTED", n, nb, now_s() - t0,
+	       "%lu PASS, %lu REDIRECT, %lu ABORTED", n, nb, xlb_mono_s() - t0,
 	       verdicts[XDP_TX], verdicts[XDP_DROP], verdicts[XDP_PASS],
 	       verdicts[XDP_REDIRECT], verdicts[XDP_ABORTED]);
 }

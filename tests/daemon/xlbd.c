@@ -37,6 +37,7 @@
 #include "config.h"
 #include "datapath.h"
 #include "lookup_table.h"
+#include "mono.h"
 #include "proto.h"
 #include "state.h"
 
@@ -992,14 +993,11 @@ static int in_table(struct env *e, int idx)
  */
 static long wait_in_table(struct env *e, int idx, int want, long ms)
 {
-	struct timespec t0, t1;
+	uint64_t t0 = xlb_mono_ms();
 	long el;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		el = (t1.tv_sec - t0.tv_sec) * 1000 +
-		     (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		el = (long)(xlb_mono_ms() - t0);
 		if (in_table(e, idx) == want)
 			return el;
 		if (el > ms)

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono.h"
 #include "nl.h"
 
 #define KM_MODULE	"xlb_redirect"
@@ -44,14 +45,6 @@ static inline void km_sleep_ms(int ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
-}
-
-static inline long long km_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Run a shell command; its exit status, or -1. */
@@ -205,7 +198,7 @@ static inline int km_ifindex(int ns, const char *ifname)
  */
 static inline int km_wait_up(int ns, const char *ifname)
 {
-	long long end = km_now_ms() + KM_WAIT_MS;
+	long long end = (long long)xlb_mono_ms() + KM_WAIT_MS;
 	struct ifreq ifr;
 	int fd, up = 0;
 
@@ -214,7 +207,7 @@ static inline int km_wait_up(int ns, const char *ifname)
 		return -1;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	while (!up && km_now_ms() < end) {
+	while (!up && (long long)xlb_mono_ms() < end) {
 		if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 &&
 		    (ifr.ifr_flags & IFF_RUNNING))
 			up = 1;
@@ -271,11 +264,11 @@ static inline long long km_stat(int ns, const char *name)
 /* Wait until counter name in ns reaches want; the last value read. */
 static inline long long km_stat_wait(int ns, const char *name, long long want)
 {
-	long long end = km_now_ms() + KM_WAIT_MS, v;
+	long long end = (long long)xlb_mono_ms() + KM_WAIT_MS, v;
 
 	for (;;) {
 		v = km_stat(ns, name);
-		if (v >= want || km_now_ms() >= end)
+		if (v >= want || (long long)xlb_mono_ms() >= end)
 			return v;
 		km_sleep_ms(10);
 	}
@@ -328,13 +321,13 @@ static inline size_t km_recv_match(int fd, void *buf, size_t cap, int ms,
 						 const void *arg),
 				   const void *arg)
 {
-	long long end = km_now_ms() + ms;
+	long long end = (long long)xlb_mono_ms() + ms;
 	struct sockaddr_ll from;
 	socklen_t fl;
 	ssize_t n;
 
 	for (;;) {
-		long long left = end - km_now_ms();
+		long long left = end - (long long)xlb_mono_ms();
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0)

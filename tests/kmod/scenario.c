@@ -116,8 +116,8 @@ static long long t0;
 static void step(const char *what)
 {
 	if (!t0)
-		t0 = km_now_ms();
-	fprintf(stderr, "# %6.1f s  %s\n", (km_now_ms() - t0) / 1000.0, what);
+		t0 = (long long)xlb_mono_ms();
+	fprintf(stderr, "# %6.1f s  %s\n", ((long long)xlb_mono_ms() - t0) / 1000.0, what);
 }
 
 static void be_addr(int i, char *s, size_t n)
@@ -432,7 +432,7 @@ static int connect_all(FIXTURE_DATA(scn) *self)
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(VIP_PORT) };
 	struct sockaddr_in me = { .sin_family = AF_INET };
-	long long end = km_now_ms() + 60000;
+	long long end = (long long)xlb_mono_ms() + 60000;
 	int i, done = 0, err;
 	socklen_t el;
 
@@ -450,7 +450,7 @@ static int connect_all(FIXTURE_DATA(scn) *self)
 			    sizeof(sin)) && errno != EINPROGRESS)
 			return -1;
 	}
-	while (done < NCONN && km_now_ms() < end) {
+	while (done < NCONN && (long long)xlb_mono_ms() < end) {
 		struct pollfd p[NCONN];
 
 		for (i = 0; i < NCONN; i++)
@@ -488,7 +488,7 @@ static int round_trip(FIXTURE_DATA(scn) *self, int r)
 {
 	char msg[NCONN][32], got[NCONN][32];
 	size_t len[NCONN], have[NCONN] = { 0 };
-	long long end = km_now_ms() + ROUND_MS;
+	long long end = (long long)xlb_mono_ms() + ROUND_MS;
 	int i, waiting = 0, broke = 0;
 
 	for (i = 0; i < NCONN; i++) {
@@ -504,7 +504,7 @@ static int round_trip(FIXTURE_DATA(scn) *self, int r)
 		}
 		waiting++;
 	}
-	while (waiting && km_now_ms() < end) {
+	while (waiting && (long long)xlb_mono_ms() < end) {
 		struct pollfd p[NCONN];
 		int map[NCONN], np = 0;
 

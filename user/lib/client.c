@@ -13,20 +13,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
+#include "mono.h"
 
 #define READ_CHUNK	(64u << 10)
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int xlb_client_connect(const char *path, struct xlb_err *err)
 {
@@ -62,7 +54,7 @@ static int wait_fd(int fd, short events, int64_t deadline,
 	int n;
 
 	for (;;) {
-		left = deadline - now_ms();
+		left = deadline - (int64_t)xlb_mono_ms();
 		if (left <= 0)
 			return xlb_errf(err, ETIMEDOUT,
 					"xlbd did not answer in time");
@@ -232,7 +224,7 @@ int xlb_client_call(int fd, json_object *req, json_object **result,
 
 	if (timeout_ms <= 0)
 		timeout_ms = XLB_MSG_TIMEOUT_MS;
-	deadline = now_ms() + timeout_ms;
+	deadline = (int64_t)xlb_mono_ms() + timeout_ms;
 	json_object_object_add(req, "version",
 			       json_object_new_int(XLB_PROTO_VERSION));
 	text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN |

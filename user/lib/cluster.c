@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "number.h"
 
 #define FORMAT_LINE	"format 1\n"
 
@@ -348,8 +349,7 @@ static int check_format(const char *line, size_t len, unsigned int *col,
 {
 	char buf[32];
 	size_t i = 0, start;
-	unsigned long n;
-	char *end;
+	uint64_t n;
 
 	*col = 1;
 	while (i < len && (line[i] == ' ' || line[i] == '\t'))
@@ -366,17 +366,14 @@ static int check_format(const char *line, size_t len, unsigned int *col,
 	while (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
 		i++;
 	snprintf(buf, sizeof(buf), "%.*s", (int)(i - start), line + start);
-	errno = 0;
-	n = strtoul(buf, &end, 10);
-	if (!buf[0] || *end || errno || buf[0] < '0' || buf[0] > '9' ||
-	    n == 0)
+	if (xlb_parse_u64(buf, 1, UINT64_MAX, &n))
 		return xlb_errf(err, EINVAL,
 				"format \"%.20s\" is not a format number; this xlbd reads format %d",
 				buf, XLB_CLUSTER_FORMAT);
 	if (n > XLB_CLUSTER_FORMAT)
 		return xlb_errf(err, EPROTONOSUPPORT,
-				"format %lu is newer than this xlbd reads (format %d); upgrade xlbd on every host before writing it",
-				n, XLB_CLUSTER_FORMAT);
+				"format %llu is newer than this xlbd reads (format %d); upgrade xlbd on every host before writing it",
+				(unsigned long long)n, XLB_CLUSTER_FORMAT);
 	for (; i < len; i++)
 		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') {
 			*col = (unsigned int)i + 1;

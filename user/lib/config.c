@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "number.h"
 
 #define INTERVAL_MIN	10
 #define INTERVAL_MAX	3600000
@@ -139,26 +140,6 @@ static const char *kw_list(const struct kw *k, char *buf, size_t len)
 
 /* --- values ---------------------------------------------------------------- */
 
-/* Decimal, no sign: 0, -EINVAL (not a number) or -ERANGE. */
-static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *v)
-{
-	uint64_t x = 0;
-
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		x = x * 10 + (uint64_t)(*s - '0');
-		if (x > UINT32_MAX)
-			x = (uint64_t)UINT32_MAX + 1;
-	}
-	if (x < lo || x > hi)
-		return -ERANGE;
-	*v = (uint32_t)x;
-	return 0;
-}
-
 static int num_error(const char *what, const char *tok, int ret,
 		     uint32_t lo, uint32_t hi, struct xlb_err *err)
 {
@@ -184,7 +165,7 @@ static int parse_table_size(const char *s, uint32_t *v, struct xlb_err *err)
 {
 	char sizes[160];
 
-	if (!parse_u32(s, 0, UINT32_MAX, v) && xlb_table_size_valid(*v))
+	if (!xlb_parse_u32(s, 0, UINT32_MAX, v) && xlb_table_size_valid(*v))
 		return 0;
 	return xlb_errf(err, EINVAL,
 			"table-size %.20s is not allowed; use one of: %s", s,
@@ -344,7 +325,7 @@ static int parse_vip_port(const char *vip, const char *p, size_t len,
 
 	if (len < sizeof(buf))
 		memcpy(buf, p, len);
-	if (!len || len >= sizeof(buf) || parse_u32(buf, 0, 65535, &v))
+	if (!len || len >= sizeof(buf) || xlb_parse_u32(buf, 0, 65535, &v))
 		return xlb_errf(err, ERANGE,
 				"VIP \"%.60s\": port \"%.*s\" is not a number 0..65535",
 				vip, (int)(len > 12 ? 12 : len), p);
@@ -724,7 +705,7 @@ static int parse_vip_src(const char *s, struct xlb_op *op, struct xlb_err *err)
 static int parse_num_value(const struct opt_def *d, const char *s,
 			   uint32_t *v, struct xlb_err *err)
 {
-	int ret = parse_u32(s, d->lo, d->hi, v);
+	int ret = xlb_parse_u32(s, d->lo, d->hi, v);
 
 	return ret ? num_error(d->name, s, ret, d->lo, d->hi, err) : 0;
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "health.h"
+#include "mono.h"
 
 #define HC_RISE_FALL_MAX	100
 #define HC_HASH_MIN		16
@@ -89,11 +90,8 @@ struct hc_verdict {
 
 uint64_t xlb_clock_monotonic_ms(void *ctx)
 {
-	struct timespec ts;
-
 	(void)ctx;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return xlb_mono_ms();
 }
 
 /* --- hysteresis ----------------------------------------------------------- */

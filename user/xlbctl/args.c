@@ -8,10 +8,10 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "number.h"
 #include "xlbctl.h"
 
 #define FLOW_WORDS	4	/* PROTO SRC -> DST */
@@ -40,33 +40,19 @@ int arg_vip(const char *topic, int pos, const char *tok,
 
 int arg_interval(const char *topic, int pos, const char *tok, double *out)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(tok, &end);
-	if (!*tok || *end || errno || isnan(v) || v < INTERVAL_MIN ||
-	    v > INTERVAL_MAX)
+	if (xlb_parse_real(tok, INTERVAL_MIN, INTERVAL_MAX, out))
 		return ctl_usage_error(topic,
 				       "argument %d: interval \"%.20s\" is not a number of seconds %.1f..%.0f",
 				       pos, tok, INTERVAL_MIN, INTERVAL_MAX);
-	*out = v;
 	return 0;
 }
 
 int arg_count(const char *topic, int pos, const char *tok, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(tok, &end, 10);
-	if (!isdigit((unsigned char)*tok) || *end || errno || !v ||
-	    v > COUNT_MAX)
+	if (xlb_parse_u64(tok, 1, COUNT_MAX, out))
 		return ctl_usage_error(topic,
 				       "argument %d: count \"%.20s\" is not a number 1..%llu",
 				       pos, tok, COUNT_MAX);
-	*out = v;
 	return 0;
 }
 
@@ -132,8 +118,7 @@ static const char *parse_endpoint(const char *s, int *family, char *out,
 	const char *colon, *port;
 	unsigned char bin[16];
 	size_t alen;
-	char *end;
-	long p;
+	uint32_t p;
 
 	if (s[0] == '[') {
 		colon = strchr(s, ']');
@@ -160,13 +145,10 @@ static const char *parse_endpoint(const char *s, int *family, char *out,
 	if (inet_pton(*family == 6 ? AF_INET6 : AF_INET, addr, bin) != 1)
 		return *family == 6 ? "\"%.50s\" is not an IPv6 address" :
 				      "\"%.50s\" is not an IPv4 address";
-	errno = 0;
-	p = strtol(port, &end, 10);
-	if (!isdigit((unsigned char)*port) || *end || errno || p < 0 ||
-	    p > 65535)
+	if (xlb_parse_u32(port, 0, 65535, &p))
 		return "the port of \"%.50s\" is not a number 0..65535";
 	inet_ntop(*family == 6 ? AF_INET6 : AF_INET, bin, canon, sizeof(canon));
-	snprintf(out, len, *family == 6 ? "[%s]:%ld" : "%s:%ld", canon, p);
+	snprintf(out, len, *family == 6 ? "[%s]:%u" : "%s:%u", canon, p);
 	return NULL;
 }
 

@@ -87,7 +87,7 @@ bool term_wait(double t)
 	int n;
 
 	while (!quit) {
-		left = t - mono_now();
+		left = t - xlb_mono_s();
 		if (left <= 0)
 			return false;
 		n = poll(keys ? &p : NULL, keys ? 1 : 0, (int)(left * 1000) + 1);

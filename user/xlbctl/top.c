@@ -79,7 +79,7 @@ static int sample_take(struct ctl *c, struct sample *s)
 			ret = ctl_fail("%s", err.msg);
 	}
 	ctl_disconnect(c);
-	s->mono = mono_now();
+	s->mono = xlb_mono_s();
 	if (ret)
 		sample_free(s);
 	return ret;

@@ -15,14 +15,6 @@
 
 /* --- shared with top ------------------------------------------------------ */
 
-double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 void sleep_until(double t)
 {
 	struct timespec ts;
@@ -234,7 +226,7 @@ static int watch_stats(struct ctl *c, const struct watch_opts *o)
 	ret = fetch(c, o->vip, &prev);
 	if (ret)
 		return ret;
-	t0 = tp = mono_now();
+	t0 = tp = xlb_mono_s();
 	if (!c->json) {
 		printf("%-8s %10s %10s %10s%s\n", "TIME", "PPS", "BIT/S",
 		       "NEW/S", o->vip[0] ? "" : "     DROP/S");
@@ -245,7 +237,7 @@ static int watch_stats(struct ctl *c, const struct watch_opts *o)
 		ret = fetch(c, o->vip, &cur);
 		if (ret)
 			break;
-		tc = mono_now();
+		tc = xlb_mono_s();
 		print_rates(c, o, prev, cur, sample_dt(prev, cur, tc - tp));
 		fflush(stdout);
 		json_object_put(prev);

@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "mono.h"
 #include "xlbctl.h"
 
 #define WATCH_INTERVAL_DEFAULT	1.0	/* seconds */
@@ -32,9 +33,7 @@ struct watch_opts {
 int watch_parse(const char *topic, int argc, char **argv, bool vip_ok,
 		struct watch_opts *o);
 
-/* CLOCK_MONOTONIC in seconds. */
-double mono_now(void);
-/* Sleep until the monotonic time t. */
+/* Sleep until the monotonic time t (xlb_mono_s). */
 void sleep_until(double t);
 
 /* (b - a) / dt, or b / dt when the counter was reset. */

@@ -19,13 +19,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "cluster.h"
 #include "config.h"
+#include "mono.h"
 #include "proto.h"
 #include "xlbd.h"
 
@@ -49,14 +49,6 @@ static struct client clients[CLIENTS_MAX];
 static size_t n_clients;
 static uint64_t next_serial;
 static struct client *current;	/* the client being handled */
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Is another daemon answering on path?  A stale socket file is not one. */
 static bool socket_alive(const char *path)
@@ -681,7 +673,7 @@ static void accept_clients(struct xlbd *d, int epfd)
 		c->uid = cr.uid;
 		c->gid = cr.gid;
 		c->pid = cr.pid;
-		c->last_ms = mono_ms();
+		c->last_ms = xlb_mono_ms();
 		c->serial = ++next_serial;
 		ev.data.fd = fd;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
@@ -767,7 +759,7 @@ void xlbd_control_event(struct xlbd *d, int epfd, int fd, uint32_t events)
 			return;
 		}
 		c->len += (size_t)r;
-		c->last_ms = mono_ms();
+		c->last_ms = xlb_mono_ms();
 		if (!drain_lines(d, c))
 			return;
 		if (c->len >= XLB_MSG_MAX) {
@@ -785,7 +777,7 @@ void xlbd_control_event(struct xlbd *d, int epfd, int fd, uint32_t events)
 
 void xlbd_control_sweep(struct xlbd *d, int epfd)
 {
-	uint64_t now = mono_ms();
+	uint64_t now = xlb_mono_ms();
 	size_t i = 0;
 
 	while (i < n_clients) {
@@ -836,7 +828,7 @@ void xlbd_control_answer(struct xlbd *d, uint64_t ticket, int ret,
 		}
 		c->parked = false;
 		c->resume = c->len > 0;
-		c->last_ms = mono_ms();
+		c->last_ms = xlb_mono_ms();
 		break;
 	}
 	json_object_put(result);	/* the client went away meanwhile */

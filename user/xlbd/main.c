@@ -31,6 +31,7 @@
 
 #include "cluster.h"
 #include "config.h"
+#include "number.h"
 #include "proto.h"
 #include "xlb.skel.h"
 #include "xlbd.h"
@@ -242,24 +243,17 @@ static int parse_opts(struct xlbd *d, int argc, char **argv)
 		case 'H':
 			d->o.host_name = optarg;
 			break;
-		case 'T': {
-			char *end;
-			unsigned long long n;
-
-			errno = 0;
-			n = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    n < XLB_CONNTRACK_MIN || n > XLB_CONNTRACK_MAX) {
+		case 'T':
+			if (xlb_parse_u32(optarg, XLB_CONNTRACK_MIN,
+					  XLB_CONNTRACK_MAX, &d->o.ct_entries)) {
 				fprintf(stderr,
 					"xlbd: --conntrack-entries \"%s\": a number of flows from %u to %u\n",
 					optarg, XLB_CONNTRACK_MIN,
 					XLB_CONNTRACK_MAX);
 				return 2;
 			}
-			d->o.ct_entries = (uint32_t)n;
 			d->o.ct_given = true;
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			exit(0);

@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 
 #include "config.h"
+#include "number.h"
 #include "xlbd.h"
 
 struct buf {
@@ -240,10 +241,9 @@ int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err)
 	char host[64];
 	const char *colon;
 	struct sockaddr *sa;
-	unsigned long port;
+	uint32_t port;
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
 			     MHD_USE_ERROR_LOG;
-	char *end;
 	size_t hl;
 
 	if (!strcmp(d->o.metrics, "none"))
@@ -256,9 +256,7 @@ int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err)
 		goto bad;
 	memcpy(host, d->o.metrics, hl);
 	host[hl] = 0;
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (errno || *end || !port || port > 65535)
+	if (xlb_parse_u32(colon + 1, 1, 65535, &port))
 		goto bad;
 	if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
 		host[hl - 1] = 0;

@@ -4,7 +4,6 @@
  * the desired state, the runtime and the maps.  Called with d->lock held.
  */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "clock.h"
 #include "config.h"
 #include "explain.h"
+#include "number.h"
 #include "xlbd.h"
 
 #define jadd(o, k, v)	json_object_object_add((o), (k), (v))
@@ -471,8 +471,7 @@ static int host_port(const char *s, uint8_t *family, __be32 addr[4],
 {
 	const char *colon = strrchr(s, ':');
 	char a[XLB_ADDR_STR_MAX + 2];
-	char *end;
-	unsigned long p;
+	uint32_t p;
 
 	if (!colon || (size_t)(colon - s) >= sizeof(a))
 		return -EINVAL;
@@ -482,10 +481,7 @@ static int host_port(const char *s, uint8_t *family, __be32 addr[4],
 		return -EINVAL;
 	if (xlb_addr_parse(a, family, addr))
 		return -EINVAL;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || p > 65535 ||
-	    !isdigit((unsigned char)colon[1]))
+	if (xlb_parse_u32(colon + 1, 0, 65535, &p))
 		return -EINVAL;
 	*port = htons((uint16_t)p);
 	return 0;
