@@ -15,7 +15,7 @@ XLB_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	      -fno-omit-frame-pointer
 # the harness compares literals (int) with whatever the test passes
-TEST_CFLAGS = -I$(O)/kselftest -Wno-unused-parameter -Wno-sign-compare
+TEST_CFLAGS = -I$(O)/kselftest -Itools/lib -Wno-unused-parameter -Wno-sign-compare
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Ibpf -I$(O)
 # Keep map lookups where the source has them.  clang otherwise sinks the
 # lookups of a switch's arms (one map per table size, bpf/xlb.bpf.c) into
@@ -32,6 +32,9 @@ LIBXLB_SRCS := $(addprefix user/lib/,attach.c client.c clock.c config.c datapath
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/lib/%.c=$(O)/obj/%.o)
 LIBXLB      := $(O)/libxlb.a
 
+# what the tools and the tests share but the product does not (tools/lib/)
+PKT_OBJ     := $(O)/obj/tools/pkt.o
+
 TOOLS       := $(O)/xlb-analyze $(O)/xlb-bench $(O)/xlb-traffic
 # the daemon and the CLI, each from its own folder under user/
 XLBD_SRCS   := $(wildcard user/xlbd/*.c)
@@ -43,6 +46,7 @@ BPF_PROGS   := $(patsubst bpf/%.bpf.c,$(O)/%.bpf.o,$(wildcard bpf/*.bpf.c))
 BPF_SKELS   := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(wildcard bpf/*.bpf.c))
 BPF_TESTS   := $(patsubst tests/bpf/%.c,$(O)/tests/bpf/%,$(wildcard tests/bpf/*.c))
 DAEMON_TESTS := $(patsubst tests/daemon/%.c,$(O)/tests/daemon/%,$(wildcard tests/daemon/*.c))
+NET_TESTS   := $(patsubst tests/net/%.c,$(O)/tests/net/%,$(wildcard tests/net/*.c))
 # BPF programs that exist only for tests (tests/bpf/progs/*.bpf.c)
 TEST_PROGS  := $(patsubst tests/bpf/progs/%.bpf.c,$(O)/tests/bpf/progs/%.skel.h,$(wildcard tests/bpf/progs/*.bpf.c))
 
@@ -84,8 +88,12 @@ $(LIBXLB): $(LIBXLB_OBJS)
 $(O)/xlb-analyze: tools/xlb-analyze.c $(LIBXLB)
 	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
 
-$(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(BPF_SKELS) tests/bpf/pkt.h
-	$(CC) $(XLB_CFLAGS) -Itests/bpf -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
+$(O)/obj/tools/%.o: tools/lib/%.c $(wildcard tools/lib/*.h bpf/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) -c -o $@ $<
+
+$(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(PKT_OBJ) $(BPF_SKELS) tools/lib/pkt.h
+	$(CC) $(XLB_CFLAGS) -Itools/lib -o $@ $< $(PKT_OBJ) $(LIBXLB) $(LDLIBS_XLB)
 
 $(O)/xlb-traffic: tools/xlb-traffic.c $(LIBXLB)
 	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) -lpthread -lm
@@ -113,34 +121,43 @@ $(KSFT_HDR):
 		'linux-source-6.1/tools/testing/selftests/kselftest_harness.h'
 	@touch $@
 
-$(O)/tests/unit/%: tests/unit/%.c $(LIBXLB) $(KSFT_HDR)
+$(O)/tests/unit/%: tests/unit/%.c $(LIBXLB) $(PKT_OBJ) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
+	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(PKT_OBJ) $(LIBXLB) \
+		$(LDLIBS_XLB)
 
 # Unit tests again, library and test compiled with ASan and UBSan.
-$(O)/asan/tests/unit/%: tests/unit/%.c $(LIBXLB_SRCS) $(KSFT_HDR) $(BPF_SKELS)
+$(O)/asan/tests/unit/%: tests/unit/%.c $(LIBXLB_SRCS) tools/lib/pkt.c $(KSFT_HDR) $(BPF_SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB_SRCS) \
-		$(LDLIBS_XLB)
+		tools/lib/pkt.c $(LDLIBS_XLB)
 
 $(O)/tests/bpf/progs/%.bpf.o: tests/bpf/progs/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
 
-$(O)/tests/bpf/%: tests/bpf/%.c $(wildcard tests/bpf/*.h) $(LIBXLB) $(BPF_SKELS) $(TEST_PROGS) $(KSFT_HDR)
+$(O)/tests/bpf/%: tests/bpf/%.c $(wildcard tests/bpf/*.h) $(LIBXLB) $(PKT_OBJ) $(BPF_SKELS) $(TEST_PROGS) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -I$(O)/tests/bpf/progs -o $@ $< \
-		$(LIBXLB) $(LDLIBS_XLB)
+		$(PKT_OBJ) $(LIBXLB) $(LDLIBS_XLB)
+
+# libxlb's netlink code against the real kernel, as root, in namespaces
+$(O)/tests/net/%: tests/net/%.c $(LIBXLB) $(KSFT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
 
 # xlbd and xlbctl together, as root, in network namespaces of their own
 $(O)/tests/daemon/%: tests/daemon/%.c $(LIBXLB) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
 
-test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(DAEMON_TESTS)
-	@tests/run.sh unit unit-asan bpf daemon e2e vm
+test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(NET_TESTS) $(DAEMON_TESTS)
+	@tests/run.sh unit unit-asan bpf net daemon e2e vm
 
-.PHONY: test-daemon test-e2e
+.PHONY: test-daemon test-e2e test-net
+test-net: $(NET_TESTS)
+	@tests/run.sh net
+
 test-daemon: all $(DAEMON_TESTS)
 	@tests/run.sh daemon
 
@@ -160,7 +177,7 @@ test-bpf: $(BPF_TESTS)
 # The bpf tier again, on Debian 12's kernel 6.1 in a qemu guest (tools/vm/),
 # so the oldest kernel we support runs the same suite, verifier included.
 .PHONY: test-vm vmtest
-test-vm vmtest: $(BPF_TESTS)
+test-vm vmtest: $(BPF_TESTS) $(NET_TESTS)
 	@tests/run.sh vm
 
 # --- kernel module (kmod/) --------------------------------------------------
@@ -194,9 +211,9 @@ $(CHECKPATCH):
 		linux-source-6.1/scripts/const_structs.checkpatch
 	@touch $@
 
-$(O)/tests/kmod/%: tests/kmod/%.c $(wildcard tests/kmod/*.h) tests/bpf/pkt.h $(LIBXLB) $(BPF_SKELS) $(KSFT_HDR)
+$(O)/tests/kmod/%: tests/kmod/%.c $(wildcard tests/kmod/*.h) $(PKT_OBJ) $(LIBXLB) $(BPF_SKELS) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -Itests/bpf -o $@ $< $(LIBXLB) \
+	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(PKT_OBJ) $(LIBXLB) \
 		$(LDLIBS_XLB)
 
 # The source tree DKMS builds (kmod/dkms.conf at its top), staged in $(O).

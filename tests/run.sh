@@ -22,6 +22,7 @@ tier_programs() {
 	unit)      programs "$O"/tests/unit; ls -1 tests/unit/*.sh 2>/dev/null ;;
 	unit-asan) programs "$O"/asan/tests/unit ;;
 	bpf)       programs "$O"/tests/bpf ;;
+	net)       programs "$O"/tests/net ;;
 	daemon)    programs "$O"/tests/daemon ;;
 	*)         ls -1 tests/"$1"/*.sh 2>/dev/null ;;
 	esac
@@ -30,7 +31,7 @@ tier_programs() {
 # Why a tier cannot run here, or nothing.
 tier_blocked() {
 	case "$1" in
-	bpf|daemon|e2e|vm) [[ $(id -u) -eq 0 ]] || echo "needs root" ;;
+	bpf|net|daemon|e2e|vm) [[ $(id -u) -eq 0 ]] || echo "needs root" ;;
 	esac
 }
 

@@ -6,7 +6,7 @@
  * else passes byte for byte as it came, counted as malformed when the outer
  * header promised a tunnel.
  *
- * Tunnel frames are made with tests/bpf/pkt.h: the original frame with
+ * Tunnel frames are made with tools/lib/pkt.h: the original frame with
  * pkt_build(), the same packet wrapped with pkt_build_encap() (IP in IP
  * by the outer family, or GUE with the xlb hop list of structs.h).
  */

@@ -10,7 +10,7 @@
  * Expectations never come from the program's own headers: the backend a
  * flow must reach is libxlb's xlb_explain_pick over the table the fixture
  * published, and every frame the program emits is checked by the
- * independent parsers of tests/bpf/pkt.h (pkt_parse_outer for tunnels,
+ * independent parsers of tools/lib/pkt.h (pkt_parse_outer for tunnels,
  * pkt_parse for ICMP answers).
  *
  * Layout:

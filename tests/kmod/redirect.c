@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The backend module xlb_redirect, packet by packet: crafted GUE frames
- * (tests/bpf/pkt.h) sent into a backend namespace over a veth pair, and
+ * (tools/lib/pkt.h) sent into a backend namespace over a veth pair, and
  * what the backend does with them, seen from its counters, its sockets and
  * the frames that come back.
  *

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The bpf tier on Debian 12's kernel 6.1: every build/tests/bpf program runs
-# in one qemu guest (tools/vm/run.sh -- tests/run.sh bpf; booting is the
-# expensive part), and each becomes one TAP line here.  A failing program's
+# The bpf and net tiers on Debian 12's kernel 6.1: every build/tests/bpf and
+# build/tests/net program runs in one qemu guest (tools/vm/run.sh --
+# tests/run.sh bpf net; booting is the expensive part), and each becomes
+# one TAP line here.  A failing program's
 # relevant lines (failed cases, libbpf errors, the verifier's last words,
 # assertions) follow as diagnostics; the guest's whole output stays in
 # build/vm/bpf.log.  XLB_VM_TIMEOUT (seconds) bounds the guest's run.
@@ -15,11 +16,12 @@ ok() { n=$((n + 1)); echo "ok $n $1"; }
 not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
 . tests/vm/lib/pins.sh
 
-mapfile -t progs < <(find "$O"/tests/bpf -maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
+mapfile -t progs < <(find "$O"/tests/bpf "$O"/tests/net -maxdepth 1 -type f \
+	-perm -u+x 2>/dev/null | sort)
 echo "TAP version 13"
 echo "1..$((2 + ${#progs[@]}))"
 if [[ ${#progs[@]} -eq 0 ]]; then
-	not_ok "6.1: no bpf test programs in $O/tests/bpf (make test-vm builds them)"
+	not_ok "6.1: no test programs in $O/tests/bpf or $O/tests/net (make test-vm builds them)"
 	exit 1
 fi
 
@@ -28,7 +30,7 @@ log="$O"/vm/bpf.log err="$O"/vm/bpf.err
 # Progress while the guest runs: which program it has started.
 # shellcheck disable=SC2016  # expanded in the guest
 tools/vm/run.sh --timeout "$TIMEOUT" -- \
-	bash -c 'echo "# guest kernel: $(uname -r)"; tests/run.sh bpf; rc=$?
+	bash -c 'echo "# guest kernel: $(uname -r)"; tests/run.sh bpf net; rc=$?
 		 echo "# xdp pins left: $(ls /sys/fs/bpf/xdp 2>/dev/null | tr "\n" " ")"
 		 exit $rc' \
 	2>"$err" | tee "$log" | sed -un 's|^# === .*/|# vm: running |p'

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The test packet library (tests/bpf/pkt.h) checked against independent
+ * The test packet library (tools/lib/pkt.h) checked against independent
  * work: checksums with the RFC 1071 section 4.1 reference sum (host-order
  * words; the Internet checksum is byte-order independent), header fields at
  * their RFC byte offsets, a known IPv4 header, and tunnel frames assembled
