@@ -85,17 +85,17 @@ $(O)/obj/clock.o: $(O)/xlb_clock.skel.h
 $(LIBXLB): $(LIBXLB_OBJS)
 	$(AR) rcs $@ $^
 
-$(O)/xlb-analyze: tools/xlb-analyze.c $(LIBXLB)
+$(O)/xlb-analyze: tools/xlb-analyze/xlb-analyze.c $(LIBXLB)
 	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
 
 $(O)/obj/tools/%.o: tools/lib/%.c $(wildcard tools/lib/*.h bpf/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) -c -o $@ $<
 
-$(O)/xlb-bench: tools/xlb-bench.c $(LIBXLB) $(PKT_OBJ) $(BPF_SKELS) tools/lib/pkt.h
+$(O)/xlb-bench: tools/xlb-bench/xlb-bench.c $(LIBXLB) $(PKT_OBJ) $(BPF_SKELS) tools/lib/pkt.h
 	$(CC) $(XLB_CFLAGS) -Itools/lib -o $@ $< $(PKT_OBJ) $(LIBXLB) $(LDLIBS_XLB)
 
-$(O)/xlb-traffic: tools/xlb-traffic.c $(LIBXLB)
+$(O)/xlb-traffic: tools/xlb-traffic/xlb-traffic.c $(LIBXLB)
 	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) -lpthread -lm
 
 $(O)/xlbd: $(XLBD_SRCS) $(wildcard user/xlbd/*.h user/lib/*.h bpf/*.h) $(LIBXLB) $(BPF_SKELS)
@@ -262,7 +262,7 @@ demo: all
 # (BENCHMARKS.md says how each figure is measured).  BENCH_FLAGS=--quick
 # for the smoke mode, into $(O)/bench-quick.
 bench: all
-	@O=$(O) tools/bench.sh $(BENCH_FLAGS)
+	@O=$(O) tools/xlb-bench/suite.sh $(BENCH_FLAGS)
 
 # --- install ----------------------------------------------------------------
 # xlbd and xlbctl, their man pages, bash completion and systemd unit, under

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Smoke test of xlb-bench and of the suite (tools/bench.sh --quick): they
+# Smoke test of xlb-bench and of the suite (tools/xlb-bench/suite.sh --quick): they
 # run, print well-formed figures, write a results.json that parses with the
 # fields every record must have, and reject bad arguments.  It times
 # nothing and judges no number (that is a benchmark's job).  Without root
@@ -91,7 +91,7 @@ assert {\"ns\", \"baseline_ns\", \"ratio\", \"path\"} <= set(r) and r[\"path\"] 
 fi
 
 # the suite, in smoke mode, into a folder of its own
-tools/bench.sh --quick --out "$tmp" >"$tmp/report" 2>"$tmp/log"
+tools/xlb-bench/suite.sh --quick --out "$tmp" >"$tmp/report" 2>"$tmp/log"
 rc=$?
 check "the suite --quick runs (exit 0)" '[[ $rc -eq 0 ]] || { sed "s/^/# /" "$tmp/log"; false; }'
 check "results.json parses (python3 -m json.tool)" \

@@ -21,7 +21,7 @@
  * id is the server's --id, NUL-padded.  Payloads are a pattern seeded per
  * connection and request, so every byte can be checked.
  *
- * Every loop is bounded in count and time.  See tools/xlb-traffic.1.
+ * Every loop is bounded in count and time.  See tools/xlb-traffic/xlb-traffic.1.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -15,7 +15,7 @@
  *   control    xlbd: change -> live latency, a large config applied from
  *              scratch, restart until the daemon answers again
  *
- * With -j every figure is one JSON object with the keys tools/bench.sh
+ * With -j every figure is one JSON object with the keys tools/xlb-bench/suite.sh
  * collects into results.json (name, value, unit, statistic, min, max, runs,
  * baseline, ratio, params), the subcommand's own keys beside them.
  */
@@ -1983,7 +1983,7 @@ out:
  * path: forwarded packets per second through the LB's veth in the test
  * network of tests/e2e/lib/topo.sh, xlb against a program that only
  * reflects (XDP_TX) on the same veth, and connections per second through a
- * VIP against one backend directly; tools/bench-path.sh does that work and
+ * VIP against one backend directly; tools/xlb-bench/path.sh does that work and
  * this execs it.  "path gen" is its packet generator, run in a client's
  * network namespace:
  *
@@ -2093,9 +2093,9 @@ static int bench_path(const struct opts *o, int argc, char **argv)
 	self[len] = 0;
 	dir = dirname(self);
 	setenv("XLB_BIN", dir, 0);
-	snprintf(script, sizeof(script), "%s/../tools/bench-path.sh", dir);
+	snprintf(script, sizeof(script), "%s/../tools/xlb-bench/path.sh", dir);
 	if (access(script, X_OK))
-		snprintf(script, sizeof(script), "tools/bench-path.sh");
+		snprintf(script, sizeof(script), "tools/xlb-bench/path.sh");
 	args[n++] = script;
 	if (o->json)
 		args[n++] = "-j";
@@ -2118,7 +2118,7 @@ static void usage(FILE *f)
 		"                 [--conntrack-entries N] [--against FILE] SUBCOMMAND\n"
 		"\n"
 		"Prints performance figures; never a pass/fail verdict.  The whole suite,\n"
-		"with a report, results.json and plots: make bench (tools/bench.sh).\n"
+		"with a report, results.json and plots: make bench (tools/xlb-bench/suite.sh).\n"
 		"\n"
 		"subcommands:\n"
 		"  tables     Maglev and ring build time (median, min, max) and bytes per\n"
@@ -2139,7 +2139,7 @@ static void usage(FILE *f)
 		"             (kill -9) until the daemon answers, forwarding on\n"
 		"  path       forwarded pps through the LB's veth against an XDP_TX-only\n"
 		"             program, and conn/s through a VIP against one backend\n"
-		"             (tools/bench-path.sh; needs root)\n"
+		"             (tools/xlb-bench/path.sh; needs root)\n"
 		"\n"
 		"options:\n"
 		"  -j, --json       one JSON object per figure\n"

@@ -6,7 +6,7 @@
 # OUT (default build/bench, build/bench-quick with --quick).  Method of
 # each figure: BENCHMARKS.md.
 #
-#   tools/bench.sh [--quick] [--out DIR]
+#   tools/xlb-bench/suite.sh [--quick] [--out DIR]
 #
 # --quick is the smoke mode of the test suite (tests/unit/bench.sh): every
 # part runs, on small cases, in seconds; its numbers mean nothing.
@@ -14,7 +14,7 @@
 # every part that can run here ran, 1 when one failed, 2 for bad arguments.
 # Parts that need root are skipped (and said so) without it.
 set -u
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 O=${O:-build}
 BENCH=$O/xlb-bench
 OUT=
@@ -23,7 +23,7 @@ QUICK=
 SPREAD_WARN=${SPREAD_WARN:-0.25}
 
 usage() {
-	echo "usage: tools/bench.sh [--quick] [--out DIR]"
+	echo "usage: tools/xlb-bench/suite.sh [--quick] [--out DIR]"
 }
 
 while [[ $# -gt 0 ]]; do
@@ -96,7 +96,7 @@ else
 fi
 
 # forwarding rate and connections per second on a real path (the e2e
-# topology of tests/e2e/lib/topo.sh): tools/bench-path.sh
+# topology of tests/e2e/lib/topo.sh): tools/xlb-bench/path.sh
 run_part path root 120 path
 
 cut -d' ' -f1-3 /proc/loadavg >"$RAW/loadavg.end"

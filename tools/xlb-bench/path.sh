@@ -5,7 +5,7 @@
 # tests/e2e/lib/topo.sh (client c1, the LB, backend b1, one bridge).
 # `build/xlb-bench [-j] [--quick] path` execs this script.
 #
-#   tools/bench-path.sh [-j] [--quick] [--rounds N] [--window S] [pps] [cps]
+#   tools/xlb-bench/path.sh [-j] [--quick] [--rounds N] [--window S] [pps] [cps]
 #
 # pps  Forwarded packets per second through the LB's veth.  c1 sends UDP to
 #      a VIP with `xlb-bench path gen` (pktgen in XDP: the reflect program
@@ -42,10 +42,10 @@
 # 80 s (--quick: 15 s).
 # shellcheck disable=SC2317,SC2119  # functions run as part_$p or by traps; helpers without arguments
 set -u
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 
 usage() {
-	echo "usage: tools/bench-path.sh [-j] [--quick] [--rounds N] [--window S] [pps] [cps]"
+	echo "usage: tools/xlb-bench/path.sh [-j] [--quick] [--rounds N] [--window S] [pps] [cps]"
 }
 
 JSON=0 QUICK=0 ROUNDS='' WINDOW='' PARTS=()
