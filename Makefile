@@ -92,8 +92,9 @@ $(O)/obj/tools/%.o: tools/lib/%.c $(wildcard tools/lib/*.h bpf/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) -c -o $@ $<
 
-$(O)/xlb-bench: tools/xlb-bench/xlb-bench.c $(LIBXLB) $(PKT_OBJ) $(BPF_SKELS) tools/lib/pkt.h
-	$(CC) $(XLB_CFLAGS) -Itools/lib -o $@ $< $(PKT_OBJ) $(LIBXLB) $(LDLIBS_XLB)
+$(O)/xlb-bench: $(wildcard tools/xlb-bench/*.[ch]) $(LIBXLB) $(PKT_OBJ) $(BPF_SKELS) tools/lib/pkt.h
+	$(CC) $(XLB_CFLAGS) -Itools/lib -o $@ $(wildcard tools/xlb-bench/*.c) \
+		$(PKT_OBJ) $(LIBXLB) $(LDLIBS_XLB)
 
 $(O)/xlb-traffic: tools/xlb-traffic/xlb-traffic.c $(LIBXLB)
 	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) -lpthread -lm

@@ -15,6 +15,8 @@
 #ifndef XLB_DATAPATH_H
 #define XLB_DATAPATH_H
 
+#include <stdbool.h>
+
 #include <linux/types.h>
 
 #include "structs.h"

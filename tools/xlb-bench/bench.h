@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xlb-bench: what its subcommands share.  main.c parses the options and
+ * calls one subcommand (tables.c, pkt.c, pkt_scale.c, publish.c, memory.c,
+ * control.c, path.c); each prints figures (fig.c); pkt, pkt-scale,
+ * publish and memory run the data path under BPF_PROG_TEST_RUN (lb.c).
+ */
+#ifndef XLB_BENCH_H
+#define XLB_BENCH_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/types.h>
+
+#include "datapath.h"
+#include "xlb.skel.h"
+#include "xlb_reflect.skel.h"
+
+#define MAX_LEVELS	16
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+struct opts {
+	int json;
+	int runs;
+	int quick;	/* smoke mode for make test: fewer runs, smaller cases */
+	long calls;	/* pkt, pkt-scale: test runs per path and round */
+	int rounds;	/* pkt, pkt-scale: rounds, each with its own baseline */
+	const char *path;	/* pkt: only this path */
+	int n_vips;			/* pkt-scale: VIP counts */
+	long vips[MAX_LEVELS];
+	int n_fill;			/* pkt-scale: connection table fill */
+	double fill[MAX_LEVELS];
+	__u32 ct_entries;	/* pkt: connection table size (0: default) */
+	const char *against;	/* pkt: another build of xlb.bpf.o */
+};
+
+/* The subcommands; each returns the exit status. */
+int bench_tables(const struct opts *o);
+int bench_pkt(const struct opts *o);
+int bench_pkt_scale(const struct opts *o);
+int bench_publish(const struct opts *o);
+int bench_memory(const struct opts *o);
+int bench_control(const struct opts *o);
+int bench_path(const struct opts *o, int argc, char **argv);
+
+/* The table sizes the subcommands measure (tables.c). */
+extern const uint32_t table_ms[3];
+
+int cmp_double(const void *a, const void *b);
+/* A number in [lo, hi] for option opt, or -1 with the error printed. */
+long parse_num(const char *opt, const char *s, long lo, long hi);
+
+/* --- figures (fig.c) ------------------------------------------------------ */
+
+/*
+ * One figure: the common record of results.json.  value is the statistic
+ * `stat` over `runs` measurements, min and max their range; baseline, when
+ * the figure has a natural one, is measured in the same run, in the same
+ * unit.
+ */
+struct fig {
+	const char *bench;
+	char name[96];
+	const char *unit;
+	const char *stat;	/* median, mean, exact */
+	double value, min, max;
+	double baseline;	/* 0: none */
+	const char *baseline_what;
+	int runs;
+	char params[768];	/* JSON members: "k":v,... */
+	char extra[384];	/* the subcommand's own keys, JSON members */
+};
+
+/* Append to a figure's params or extra (JSON members, "k":v,...). */
+void fig_add(char *buf, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define PARAM(f, ...)	fig_add((f)->params, sizeof((f)->params), __VA_ARGS__)
+#define EXTRA(f, ...)	fig_add((f)->extra, sizeof((f)->extra), __VA_ARGS__)
+
+void fig_json(const struct fig *f);
+/* fig_json with -j, else the generic human line. */
+void fig_emit(const struct opts *o, const struct fig *f);
+/* Sort v and set value (median), min and max of f from it. */
+void fig_median(struct fig *f, double *v, int n);
+double median_of(double *v, int n);
+void fig_exact(struct fig *f, double v);
+
+/* --- the data path under BPF_PROG_TEST_RUN (lb.c) ------------------------ */
+
+#define VIP4		"192.0.2.10"
+#define VIP6		"2001:db8::10"
+#define CLIENT4		"198.51.100.7"
+#define CLIENT6		"2001:db8:1::7"
+#define OTHER4		"203.0.113.99"
+#define BACKENDS	4
+#define PKT_BUF		256
+
+enum { VIP_IPIP, VIP_GUE, VIP_V6, VIP_STATELESS, VIP_FIB, VIP_GUE6, VIPS };
+
+struct pkt_bench {
+	struct xlb_bpf *skel;
+	struct xlb_reflect_bpf *reflect;
+	struct xlb_dp dp;
+	struct xlb_config cfg;
+	int dp_open;
+	struct bpf_object *against;	/* pkt --against: the other build */
+};
+
+struct path {
+	const char *name;
+	int family;
+	const char *dst;
+	__u16 dport;
+	int new_flow;		/* a different flow every call */
+	int expect;		/* XDP action the path must end in */
+	int fib;		/* arrives on the veth: next hop by FIB lookup */
+	int rotate;		/* call i: flow i % rotate, all established */
+};
+
+/*
+ * Flows the *_rotate paths cycle through: 8 times the flow cache's slots
+ * (structs.h), so that a flow's slot always holds another flow when its
+ * turn comes again: a connection (or table) hit that misses the cache.
+ */
+#define ROTATE_FLOWS	(8 * XLB_FC_SLOTS)
+
+/* The paths pkt measures, in its order. */
+extern const struct path paths[11];
+#define NPATHS	ARRAY_SIZE(paths)
+
+/*
+ * Where the packets of a measured case come from: the path's one packet,
+ * or gen(ctx, i) for call i (userspace work between calls, not timed: the
+ * figure is the kernel's own per-run time).
+ */
+typedef size_t (*pkt_gen)(void *ctx, long i, __u8 *buf);
+
+/* New flows, numbered from base: no flow repeats within a process. */
+struct new_flow_gen {
+	const struct path *pa;
+	long base;
+};
+
+size_t gen_new_flow(void *ctx, long i, __u8 *buf);
+/* Established flows, in turn (struct path.rotate): the same for any build. */
+size_t gen_rotate(void *ctx, long i, __u8 *buf);
+
+/*
+ * The FIB path's interface, in a private network namespace the benchmark
+ * moves into (gone when it exits).
+ */
+int fib_setup(void);
+int pkt_setup(struct pkt_bench *b, const struct opts *o, int all,
+	      struct xlb_err *err);
+void pkt_teardown(struct pkt_bench *b);
+/* inet_pton of family 4 or 6 into the xlb layout. */
+void lb_addr(int family, const char *s, __be32 a[4]);
+/* A Maglev table of m slots over n backends of base VIP v. */
+int vip_table(struct pkt_bench *b, int v, int family, int n, uint32_t m,
+	      struct xlb_table *t, struct xlb_err *err);
+/* VIP v of pkt-scale, and of memory's VIP at an address of its own. */
+void extra_vip_addr(long v, __be32 a[4]);
+/* A TCP ACK with 64 bytes of payload; addresses as 16-byte arrays. */
+size_t make_packet_a(__u8 *buf, int family, const __be32 src[4],
+		     const __be32 dst[4], __u16 dport, __u16 sport);
+size_t make_packet(__u8 *buf, int family, const char *dst, __u16 dport,
+		   __u16 sport, __u32 client);
+/* Mean kernel-measured ns per run over `calls` runs with repeat = 1. */
+int run_case(int prog_fd, const struct path *pa, long first, long calls,
+	     pkt_gen gen, void *ctx, double *ns);
+/* Load file on b's maps for pkt --against: its program's fd, or -errno. */
+int against_load(struct pkt_bench *b, const char *file, struct xlb_err *err);
+/* Baseline (or --against build) and case, in alternating blocks. */
+int run_pair(const struct pkt_bench *bench, int base_fd, int prog_fd,
+	     const struct path *pa, long calls, pkt_gen gen, void *ctx,
+	     double *base_ns, double *ns);
+/* "processed N insns" of the verifier's log of the last pkt_setup. */
+long verifier_insns(void);
+/* Keep this thread on one CPU: test runs execute where the caller runs. */
+int pin_cpu(int cpu);
+void bench_fail(struct pkt_bench *b, const char *what, int ret);
+
+#endif /* XLB_BENCH_H */

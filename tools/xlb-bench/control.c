@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xlb-bench control: xlbd's change -> live latency, a large configuration
+ * applied from scratch, and restart until the daemon answers again.
+ */
+#include <fcntl.h>
+#include <libgen.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <json-c/json.h>
+
+#include "bench.h"
+#include "client.h"
+#include "mono.h"
+
+
+/*
+ * A real xlbd in a private network namespace (the benchmark unshares one,
+ * gone when it exits), with its own instance, socket and state folder,
+ * driven through the control socket as xlbctl drives it.
+ */
+struct ctl_bench {
+	char dir[64], sock[96], inst[32], xlbd[512];
+	pid_t pid;
+};
+
+static int ctl_start(struct ctl_bench *c)
+{
+	char log[128];
+	int i;
+
+	snprintf(log, sizeof(log), "%s/xlbd.log", c->dir);
+	c->pid = fork();
+	if (!c->pid) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+		dup2(fd, 2);
+		execl(c->xlbd, "xlbd", "--instance", c->inst, "--socket",
+		      c->sock, "--state-dir", c->dir, "--metrics", "none",
+		      "--log-level", getenv("XLB_BENCH_LOG") ? getenv("XLB_BENCH_LOG") : "warning", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 300000; i++) {	/* 60 s */
+		struct xlb_err err;
+		int fd = xlb_client_connect(c->sock, &err);
+
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		if (waitpid(c->pid, NULL, WNOHANG) == c->pid)
+			return -1;
+		usleep(200);
+	}
+	return -1;
+}
+
+static int ctl_call(struct ctl_bench *c, json_object *req,
+		    json_object **res)
+{
+	struct xlb_err err = { "" };
+	int ret;
+
+	int fd = xlb_client_connect(c->sock, &err);
+
+	/* a large configuration takes its time */
+	ret = fd < 0 ? fd : xlb_client_call(fd, req, res, 600000, &err);
+	if (fd >= 0)
+		close(fd);
+	if (ret)
+		fprintf(stderr, "xlb-bench: xlbd: %s\n", err.msg);
+	return ret;
+}
+
+/* One command; *live_ms (if given) the daemon's request -> live time. */
+static int ctl_exec_live(struct ctl_bench *c, const char *line,
+			 double *live_ms)
+{
+	json_object *req = json_object_new_object(), *res = NULL,
+		    *lines = json_object_new_array(), *v;
+	int ret;
+
+	json_object_object_add(req, "cmd", json_object_new_string("exec"));
+	json_object_array_add(lines, json_object_new_string(line));
+	json_object_object_add(req, "lines", lines);
+	ret = ctl_call(c, req, &res);
+	if (!ret && live_ms)
+		*live_ms = json_object_object_get_ex(res, "live_ms", &v) ?
+			   json_object_get_double(v) : -1;
+	json_object_put(req);
+	json_object_put(res);
+	return ret;
+}
+
+static int ctl_exec(struct ctl_bench *c, const char *line)
+{
+	return ctl_exec_live(c, line, NULL);
+}
+
+static int ctl_restore(struct ctl_bench *c, const char *text)
+{
+	json_object *req = json_object_new_object(), *res = NULL;
+	int ret;
+
+	json_object_object_add(req, "cmd", json_object_new_string("restore"));
+	json_object_object_add(req, "text", json_object_new_string(text));
+	json_object_object_add(req, "name", json_object_new_string("bench"));
+	ret = ctl_call(c, req, &res);
+	json_object_put(req);
+	json_object_put(res);
+	return ret;
+}
+
+/* Config text: n_vips VIPs of m slots with n_be backends each. */
+static char *ctl_config(int n_vips, int n_be, unsigned int m)
+{
+	size_t cap = (size_t)n_vips * (size_t)(n_be + 1) * 64 + 256, len = 0;
+	char *t = malloc(cap);
+	int v, b;
+
+	if (!t)
+		return NULL;
+	len += (size_t)snprintf(t + len, cap - len,
+				"set key 00112233445566778899aabbccddeeff\n");
+	for (v = 0; v < n_vips; v++) {
+		len += (size_t)snprintf(t + len, cap - len,
+					"vip add 10.200.%d.%d:80/tcp table-size %u\n",
+					v / 250, v % 250 + 1, m);
+		for (b = 0; b < n_be; b++)
+			len += (size_t)snprintf(t + len, cap - len,
+						"backend add 10.200.%d.%d:80/tcp 10.1.%d.%d\n",
+						v / 250, v % 250 + 1, b / 250,
+						b % 250 + 1);
+	}
+	return t;
+}
+
+static void ctl_print(const struct opts *o, const char *name, double *v,
+		      int n, const char *params, double goal)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	if (o->json)
+		printf("{\"bench\":\"control\",\"name\":\"%s\",\"unit\":\"ms\",\"median\":%.3f,\"min\":%.3f,\"max\":%.3f,\"runs\":%d,\"goal\":%.3f,\"params\":\"%s\"}\n",
+		       name, v[n / 2], v[0], v[n - 1], n, goal, params);
+	else
+		printf("%-26s %10.3f %10.3f %10.3f %5d %8.1f  %s\n", name,
+		       v[n / 2], v[0], v[n - 1], n, goal, params);
+}
+
+static __u32 ctl_prog_on(const char *ifname)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (bpf_xdp_query((int)if_nametoindex(ifname), 0, &q))
+		return 0;
+	return q.prog_id;
+}
+
+int bench_control(const struct opts *o)
+{
+	struct ctl_bench c = { 0 };
+	int runs = o->quick ? 3 : o->runs, n_vips = o->quick ? 20 : 1000;
+	double *lat = calloc((size_t)runs, sizeof(double)), t0;
+	double *live = calloc((size_t)runs, sizeof(double));
+	char *cfg, params[160], self[512], cmd[1024];
+	__u32 prog_before, prog_after;
+	int i, ret = 1;
+
+	if (!lat || !live)
+		return 1;
+	if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+		return 1;
+	self[sizeof(self) - 1] = 0;
+	snprintf(c.xlbd, sizeof(c.xlbd), "%s/xlbd", dirname(self));
+	snprintf(c.inst, sizeof(c.inst), "bench%d", getpid());
+	snprintf(c.dir, sizeof(c.dir), "/tmp/xlb-bench-%d", getpid());
+	snprintf(c.sock, sizeof(c.sock), "%s/s.sock", c.dir);
+	mkdir(c.dir, 0700);
+	if (unshare(CLONE_NEWNET) ||
+	    system("ip link set lo up && ip link add xlbc0 type veth peer name xlbc1 && "
+		   "ip link set xlbc0 up && ip link set xlbc1 up")) {
+		fprintf(stderr, "xlb-bench: control needs root (a private network namespace)\n");
+		return 1;
+	}
+	if (ctl_start(&c)) {
+		fprintf(stderr, "xlb-bench: xlbd did not start (log in %s)\n",
+			c.dir);
+		goto out;
+	}
+	if (!o->json) {
+		printf("xlbd control plane, wall time through the control socket\n");
+		printf("%-26s %10s %10s %10s %5s %8s  %s\n", "figure", "median_ms",
+		       "min_ms", "max_ms", "runs", "goal_ms", "parameters");
+	}
+
+	/* change -> live: the answer comes after the table is published */
+	cfg = ctl_config(1, 100, 65537);
+	if (!cfg || ctl_restore(&c, cfg) || ctl_exec(&c, "link attach xlbc0"))
+		goto out;
+	free(cfg);
+	for (i = 0; i < runs; i++) {
+		char line[128];
+
+		snprintf(line, sizeof(line),
+			 "backend add 10.200.0.1:80/tcp 10.3.0.%d", i % 250 + 1);
+		t0 = xlb_mono_us();
+		if (ctl_exec_live(&c, line, &live[i]))
+			goto out;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
+		snprintf(line, sizeof(line),
+			 "backend del 10.200.0.1:80/tcp 10.3.0.%d", i % 250 + 1);
+		if (ctl_exec(&c, line))
+			goto out;
+	}
+	ctl_print(o, "change_to_live", live, runs,
+		  "one backend added, M=65537, 100 backends, Maglev: request received -> table live (daemon clock)",
+		  2);
+	ctl_print(o, "change_round_trip", lat, runs,
+		  "the same, client send -> answer (includes saving the configuration)",
+		  2);
+
+	/* a large config from scratch */
+	cfg = ctl_config(n_vips, 100, 65537);
+	if (!cfg || ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
+		goto out;
+	for (i = 0; i < (o->quick ? 1 : 3); i++) {
+		t0 = xlb_mono_us();
+		if (ctl_restore(&c, cfg))
+			goto out;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
+		if (ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
+			goto out;
+	}
+	snprintf(params, sizeof(params),
+		 "%d VIPs x 100 backends, M=65537, Maglev, from empty", n_vips);
+	ctl_print(o, "config_apply", lat, o->quick ? 1 : 3, params, 1000);
+
+	/* restart: kill -9, start again, first answer; forwarding stays */
+	for (i = 0; i < runs; i++) {	/* first with one VIP of 100 */
+		kill(c.pid, SIGKILL);
+		waitpid(c.pid, NULL, 0);
+		if (!i) {
+			char *small = ctl_config(1, 100, 65537);
+
+			if (!small || ctl_start(&c) || ctl_restore(&c, small) ||
+			    ctl_exec(&c, "link attach xlbc0")) {
+				free(small);
+				goto out;
+			}
+			free(small);
+			kill(c.pid, SIGKILL);
+			waitpid(c.pid, NULL, 0);
+		}
+		t0 = xlb_mono_us();
+		if (ctl_start(&c))
+			goto out;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
+	}
+	ctl_print(o, "restart_to_answer_small", lat, runs,
+		  "kill -9 then start, 1 VIP x 100 backends adopted", 100);
+	if (ctl_restore(&c, cfg) || ctl_exec(&c, "link attach xlbc0"))
+		goto out;
+	free(cfg);
+	prog_before = ctl_prog_on("xlbc0");
+	for (i = 0; i < runs; i++) {
+		kill(c.pid, SIGKILL);
+		waitpid(c.pid, NULL, 0);
+		t0 = xlb_mono_us();
+		if (ctl_start(&c))
+			goto out;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
+	}
+	prog_after = ctl_prog_on("xlbc0");
+	snprintf(params, sizeof(params),
+		 "kill -9 then start, %d VIPs adopted; XDP program %s", n_vips,
+		 prog_before && prog_before == prog_after ?
+		 "stayed attached" : "CHANGED");
+	ctl_print(o, "restart_to_answer_large", lat, runs, params, 100);
+	ret = 0;
+out:
+	if (c.pid > 0) {
+		kill(c.pid, SIGKILL);
+		waitpid(c.pid, NULL, 0);
+	}
+	/* XLB_BENCH_LOG=debug keeps the daemon's log in /tmp */
+	snprintf(cmd, sizeof(cmd), "%s --instance %s --state-dir %s --cleanup 2>/dev/null; cp %s/xlbd.log /tmp/xlb-bench-xlbd.log; rm -rf %s",
+		 c.xlbd, c.inst, c.dir, c.dir, c.dir);
+	if (system(cmd))
+		ret = 1;
+	free(lat);
+	free(live);
+	return ret;
+}
