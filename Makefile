@@ -96,8 +96,9 @@ $(O)/xlb-bench: $(wildcard tools/xlb-bench/*.[ch]) $(LIBXLB) $(PKT_OBJ) $(BPF_SK
 	$(CC) $(XLB_CFLAGS) -Itools/lib -o $@ $(wildcard tools/xlb-bench/*.c) \
 		$(PKT_OBJ) $(LIBXLB) $(LDLIBS_XLB)
 
-$(O)/xlb-traffic: tools/xlb-traffic/xlb-traffic.c $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) -lpthread -lm
+$(O)/xlb-traffic: $(wildcard tools/xlb-traffic/*.[ch]) $(LIBXLB)
+	$(CC) $(XLB_CFLAGS) -o $@ $(wildcard tools/xlb-traffic/*.c) $(LIBXLB) \
+		-lpthread -lm
 
 $(O)/xlbd: $(XLBD_SRCS) $(wildcard user/xlbd/*.h user/lib/*.h bpf/*.h) $(LIBXLB) $(BPF_SKELS)
 	$(CC) $(XLB_CFLAGS) -Iuser/xlbd -o $@ $(XLBD_SRCS) $(LIBXLB) $(LDLIBS_XLB)

@@ -14,13 +14,22 @@ struct xlb_rand {
 	uint64_t s;
 };
 
-static inline uint64_t xlb_rand_next(struct xlb_rand *r)
+/* SplitMix64's output of state x: a bijection with full avalanche. */
+static inline uint64_t xlb_mix64(uint64_t x)
 {
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = x + 0x9e3779b97f4a7c15ULL;
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+static inline uint64_t xlb_rand_next(struct xlb_rand *r)
+{
+	uint64_t x = r->s;
+
+	r->s += 0x9e3779b97f4a7c15ULL;
+	return xlb_mix64(x);
 }
 
 /* A random TCP or UDP flow of the given family (4 or 6) to any address. */
