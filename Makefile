@@ -2,7 +2,10 @@
 #
 # One entry for everything.  `make` builds into build/; `make test` runs every
 # test tier and prints one summary line; `make demo` and `make bench` run the
-# product.  Every entry point installs its Debian packages first (make deps).
+# product.  Debian packages by purpose are in tools/deps.sh: `make test`,
+# `make demo`, `make bench` and the root tiers install what they need (as
+# root); `make`, `make test-unit` and the other goals only check and say
+# which packages are missing.  `make deps` installs everything.
 
 CC       ?= gcc
 CLANG    ?= clang
@@ -12,6 +15,8 @@ O        := build
 CFLAGS   ?= -O2 -g
 XLB_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	      -Iuser/lib -Ibpf -I$(O)
+# header dependencies, written by the compiler beside each target ($@.d)
+DEPFLAGS  = -MMD -MP -MF $@.d
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	      -fno-omit-frame-pointer
 # the harness compares literals (int) with whatever the test passes
@@ -26,20 +31,26 @@ BPF_CFLAGS += -mllvm -simplifycfg-sink-common=false
 # directory that clang -target bpf does not search on its own.
 BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 
-LIBXLB_SRCS := $(addprefix user/lib/,attach.c client.c clock.c config.c datapath.c \
-	       error.c explain.c health.c lookup_table.c maglev.c neigh.c number.c ring.c \
-	       state.c) user/lib/cluster.c user/lib/etcd.c
-LIBXLB_OBJS := $(LIBXLB_SRCS:user/lib/%.c=$(O)/obj/%.o)
+LIBXLB_SRCS := $(wildcard user/lib/*.c)
+LIBXLB_OBJS := $(LIBXLB_SRCS:user/lib/%.c=$(O)/obj/lib/%.o)
 LIBXLB      := $(O)/libxlb.a
+# the same library built with ASan and UBSan, for the unit-asan tier
+LIBXLB_ASAN := $(O)/asan/libxlb.a
 
 # what the tools and the tests share but the product does not (tools/lib/)
 PKT_OBJ     := $(O)/obj/tools/pkt.o
 
-TOOLS       := $(O)/xlb-analyze $(O)/xlb-bench $(O)/xlb-traffic
-# the daemon and the CLI, each from its own folder under user/
-XLBD_SRCS   := $(wildcard user/xlbd/*.c)
-XLBCTL_SRCS := $(wildcard user/xlbctl/*.c)
+# A program from a folder: $(O)/NAME from every .c of DIR, one object each
+# in $(O)/obj/NAME/.  The daemon and the CLI under user/, the tools under
+# tools/.
+prog_objs    = $(patsubst $(1)/%.c,$(O)/obj/$(2)/%.o,$(wildcard $(1)/*.c))
+XLBD_OBJS   := $(call prog_objs,user/xlbd,xlbd)
+XLBCTL_OBJS := $(call prog_objs,user/xlbctl,xlbctl)
+BENCH_OBJS  := $(call prog_objs,tools/xlb-bench,xlb-bench)
+TRAFFIC_OBJS := $(call prog_objs,tools/xlb-traffic,xlb-traffic)
+ANALYZE_OBJS := $(call prog_objs,tools/xlb-analyze,xlb-analyze)
 PROGRAMS    := $(O)/xlbd $(O)/xlbctl
+TOOLS       := $(O)/xlb-analyze $(O)/xlb-bench $(O)/xlb-traffic
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(wildcard tests/unit/*.c))
 ASAN_TESTS  := $(patsubst tests/unit/%.c,$(O)/asan/tests/unit/%,$(wildcard tests/unit/*.c))
 BPF_PROGS   := $(patsubst bpf/%.bpf.c,$(O)/%.bpf.o,$(wildcard bpf/*.bpf.c))
@@ -62,11 +73,36 @@ LDLIBS_XLB  := $(LDLIBS_BPF) -ljson-c -lmicrohttpd -lmnl -lcurl -lpthread -lm
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-# Packages first, also when several goals are given at once.
-ifneq ($(filter-out deps clean,$(or $(MAKECMDGOALS),all)),)
-DEPS_RC := $(shell tools/deps.sh >&2; echo $$?)
+# Packages first, also when several goals are given at once: the groups of
+# tools/deps.sh each goal needs.  The goals of DEPS_INSTALL install what is
+# missing (as root), the others only check.  As root the unit tier also
+# runs the benchmark suite's root parts (tests/unit/bench.sh).
+ROOT        := $(filter 0,$(shell id -u))
+DEPS_all    := build
+DEPS_install := build
+DEPS_test-unit := build unit $(if $(ROOT),e2e bench)
+DEPS_test-unit-asan := build unit
+DEPS_fuzz   := build fuzz
+DEPS_kmod   := kmod
+DEPS_test-bpf := build unit bpf
+DEPS_test-net := build unit net
+DEPS_test-daemon := build unit daemon
+DEPS_test-e2e := build e2e
+DEPS_test-vm := build unit vm kmod
+DEPS_vmtest := $(DEPS_test-vm)
+DEPS_test   := build unit bpf net daemon e2e vm kmod bench
+DEPS_demo   := build e2e
+DEPS_bench  := build e2e bench
+DEPS_INSTALL := test test-bpf test-net test-daemon test-e2e test-vm vmtest \
+		demo bench
+DEPS_GOALS  := $(or $(MAKECMDGOALS),all)
+DEPS_GROUPS := $(sort $(foreach g,$(DEPS_GOALS),$(DEPS_$(g))))
+ifneq ($(DEPS_GROUPS),)
+DEPS_RC := $(shell tools/deps.sh \
+	$(if $(filter $(DEPS_INSTALL),$(DEPS_GOALS)),,--check) \
+	$(DEPS_GROUPS) >&2; echo $$?)
 ifneq ($(DEPS_RC),0)
-$(error installing Debian packages failed (tools/deps.sh); run it as root)
+$(error Debian packages are missing (tools/deps.sh said which))
 endif
 endif
 
@@ -75,40 +111,60 @@ deps:
 
 all: $(LIBXLB) $(PROGRAMS) $(TOOLS) $(BPF_PROGS) $(BPF_SKELS)
 
-# --- libxlb -----------------------------------------------------------------
-$(O)/obj/%.o: user/lib/%.c $(wildcard user/lib/*.h bpf/*.h) | $(O)/obj
-	$(CC) $(XLB_CFLAGS) -c -o $@ $<
+# --- C objects ---------------------------------------------------------------
+# Every object waits for the skeletons (order only: a source that includes
+# one depends on it through its .d file from the first build on).
+$(O)/obj/lib/%.o: user/lib/%.c | $(BPF_SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-# the clock reader carries its program as a skeleton
-$(O)/obj/clock.o: $(O)/xlb_clock.skel.h
+$(O)/obj/tools/%.o: tools/lib/%.c | $(BPF_SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
+$(O)/obj/xlbd/%.o: user/xlbd/%.c | $(BPF_SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(DEPFLAGS) -Iuser/xlbd -c -o $@ $<
+
+$(O)/obj/xlbctl/%.o: user/xlbctl/%.c | $(BPF_SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(DEPFLAGS) -Iuser/xlbctl -c -o $@ $<
+
+$(O)/obj/xlb-bench/%.o: tools/xlb-bench/%.c | $(BPF_SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(DEPFLAGS) -Itools/lib -c -o $@ $<
+
+$(O)/obj/xlb-traffic/%.o: tools/xlb-traffic/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(O)/obj/xlb-analyze/%.o: tools/xlb-analyze/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+# --- libxlb, the programs, the tools ------------------------------------------
 $(LIBXLB): $(LIBXLB_OBJS)
 	$(AR) rcs $@ $^
 
-$(O)/xlb-analyze: tools/xlb-analyze/xlb-analyze.c $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
+$(O)/xlbd: $(XLBD_OBJS) $(LIBXLB)
+	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_XLB)
 
-$(O)/obj/tools/%.o: tools/lib/%.c $(wildcard tools/lib/*.h bpf/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) -c -o $@ $<
+$(O)/xlbctl: $(XLBCTL_OBJS) $(LIBXLB)
+	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_XLB)
 
-$(O)/xlb-bench: $(wildcard tools/xlb-bench/*.[ch]) $(LIBXLB) $(PKT_OBJ) $(BPF_SKELS) tools/lib/pkt.h
-	$(CC) $(XLB_CFLAGS) -Itools/lib -o $@ $(wildcard tools/xlb-bench/*.c) \
-		$(PKT_OBJ) $(LIBXLB) $(LDLIBS_XLB)
+$(O)/xlb-bench: $(BENCH_OBJS) $(PKT_OBJ) $(LIBXLB)
+	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_XLB)
 
-$(O)/xlb-traffic: $(wildcard tools/xlb-traffic/*.[ch]) $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $(wildcard tools/xlb-traffic/*.c) $(LIBXLB) \
-		-lpthread -lm
+$(O)/xlb-traffic: $(TRAFFIC_OBJS) $(LIBXLB)
+	$(CC) $(XLB_CFLAGS) -o $@ $^ -lpthread -lm
 
-$(O)/xlbd: $(XLBD_SRCS) $(wildcard user/xlbd/*.h user/lib/*.h bpf/*.h) $(LIBXLB) $(BPF_SKELS)
-	$(CC) $(XLB_CFLAGS) -Iuser/xlbd -o $@ $(XLBD_SRCS) $(LIBXLB) $(LDLIBS_XLB)
-
-$(O)/xlbctl: $(XLBCTL_SRCS) $(wildcard user/xlbctl/*.h user/lib/*.h bpf/*.h) $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -Iuser/xlbctl -o $@ $(XLBCTL_SRCS) $(LIBXLB) $(LDLIBS_XLB)
+$(O)/xlb-analyze: $(ANALYZE_OBJS) $(LIBXLB)
+	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_XLB)
 
 # --- BPF --------------------------------------------------------------------
-$(O)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) Makefile | $(O)
-	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+$(O)/%.bpf.o: bpf/%.bpf.c Makefile
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 %.skel.h: %.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
@@ -123,35 +179,49 @@ $(KSFT_HDR):
 		'linux-source-6.1/tools/testing/selftests/kselftest_harness.h'
 	@touch $@
 
-$(O)/tests/unit/%: tests/unit/%.c $(LIBXLB) $(PKT_OBJ) $(KSFT_HDR)
+# One test program per source, linked with libxlb and the tools library.
+TEST_LINK    = $(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) $(DEPFLAGS) -o $@ $< \
+	       $(PKT_OBJ) $(LIBXLB) $(LDLIBS_XLB)
+
+$(O)/tests/unit/%: tests/unit/%.c $(LIBXLB) $(PKT_OBJ) | $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(PKT_OBJ) $(LIBXLB) \
-		$(LDLIBS_XLB)
+	$(TEST_LINK)
 
 # Unit tests again, library and test compiled with ASan and UBSan.
-$(O)/asan/tests/unit/%: tests/unit/%.c $(LIBXLB_SRCS) tools/lib/pkt.c $(KSFT_HDR) $(BPF_SKELS)
+$(O)/asan/obj/%.o: user/lib/%.c | $(BPF_SKELS)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB_SRCS) \
-		tools/lib/pkt.c $(LDLIBS_XLB)
+	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(O)/tests/bpf/progs/%.bpf.o: tests/bpf/progs/%.bpf.c $(wildcard bpf/*.h)
+$(O)/asan/obj/tools/%.o: tools/lib/%.c
 	@mkdir -p $(dir $@)
-	$(CLANG) $(BPF_CFLAGS) -c -o $@ $<
+	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(O)/tests/bpf/%: tests/bpf/%.c $(wildcard tests/bpf/*.h) $(LIBXLB) $(PKT_OBJ) $(BPF_SKELS) $(TEST_PROGS) $(KSFT_HDR)
+$(LIBXLB_ASAN): $(LIBXLB_SRCS:user/lib/%.c=$(O)/asan/obj/%.o) \
+		$(O)/asan/obj/tools/pkt.o
+	$(AR) rcs $@ $^
+
+$(O)/asan/tests/unit/%: tests/unit/%.c $(LIBXLB_ASAN) | $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -I$(O)/tests/bpf/progs -o $@ $< \
-		$(PKT_OBJ) $(LIBXLB) $(LDLIBS_XLB)
+	$(CC) $(XLB_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) $(DEPFLAGS) -o $@ $< \
+		$(LIBXLB_ASAN) $(LDLIBS_XLB)
+
+$(O)/tests/bpf/progs/%.bpf.o: tests/bpf/progs/%.bpf.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(O)/tests/bpf/%: tests/bpf/%.c $(LIBXLB) $(PKT_OBJ) | $(BPF_SKELS) $(TEST_PROGS) $(KSFT_HDR)
+	@mkdir -p $(dir $@)
+	$(TEST_LINK) -I$(O)/tests/bpf/progs
 
 # libxlb's netlink code against the real kernel, as root, in namespaces
-$(O)/tests/net/%: tests/net/%.c $(LIBXLB) $(KSFT_HDR)
+$(O)/tests/net/%: tests/net/%.c $(LIBXLB) $(PKT_OBJ) | $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
+	$(TEST_LINK)
 
 # xlbd and xlbctl together, as root, in network namespaces of their own
-$(O)/tests/daemon/%: tests/daemon/%.c $(LIBXLB) $(KSFT_HDR)
+$(O)/tests/daemon/%: tests/daemon/%.c $(LIBXLB) $(PKT_OBJ) | $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(LIBXLB) $(LDLIBS_XLB)
+	$(TEST_LINK)
 
 test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(NET_TESTS) $(DAEMON_TESTS)
 	@tests/run.sh unit unit-asan bpf net daemon e2e vm
@@ -213,10 +283,9 @@ $(CHECKPATCH):
 		linux-source-6.1/scripts/const_structs.checkpatch
 	@touch $@
 
-$(O)/tests/kmod/%: tests/kmod/%.c $(wildcard tests/kmod/*.h) $(PKT_OBJ) $(LIBXLB) $(BPF_SKELS) $(KSFT_HDR)
+$(O)/tests/kmod/%: tests/kmod/%.c $(LIBXLB) $(PKT_OBJ) | $(BPF_SKELS) $(KSFT_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(XLB_CFLAGS) $(TEST_CFLAGS) -o $@ $< $(PKT_OBJ) $(LIBXLB) \
-		$(LDLIBS_XLB)
+	$(TEST_LINK)
 
 # The source tree DKMS builds (kmod/dkms.conf at its top), staged in $(O).
 KMOD_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' kmod/dkms.conf)
@@ -244,10 +313,15 @@ FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
 FUZZ_SRCS   := $(addprefix user/lib/,config.c error.c lookup_table.c maglev.c number.c \
 	       ring.c state.c)
 
-$(O)/fuzz/config: tests/fuzz/config.c $(FUZZ_SRCS) $(wildcard user/lib/*.h bpf/*.h)
+FUZZ_CC      = $(CLANG) $(FUZZ_FLAGS) -std=gnu11 -Wall -Wextra -Werror \
+	       -D_GNU_SOURCE -Iuser/lib -Ibpf -I$(O) $(DEPFLAGS)
+
+$(O)/fuzz/obj/%.o: user/lib/%.c
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_FLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
-		-Iuser/lib -Ibpf -I$(O) -o $@ $< $(FUZZ_SRCS) -lm
+	$(FUZZ_CC) -c -o $@ $<
+
+$(O)/fuzz/config: tests/fuzz/config.c $(FUZZ_SRCS:user/lib/%.c=$(O)/fuzz/obj/%.o)
+	$(FUZZ_CC) -o $@ $^ -lm
 
 fuzz: $(O)/fuzz/config
 	@rm -rf $(O)/fuzz/corpus && mkdir -p $(O)/fuzz/corpus
@@ -291,8 +365,8 @@ install: $(PROGRAMS)
 		dist/xlbd.service > $(DESTDIR)$(UNITDIR)/xlbd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/xlbd.service
 
-$(O) $(O)/obj:
-	@mkdir -p $@
-
 clean:
 	rm -rf $(O)
+
+# what the compilers said each target includes
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -5,8 +5,9 @@
 #   N passed, N failed, N skipped
 # Every test program prints TAP (C: kselftest harness; shell: plain TAP).
 # A program that exits non-zero without reporting a failed case counts as
-# one failed case.  A tier that cannot run here (no privilege, no tool) is
-# skipped, except under CI=true, where it is a failure.
+# one failed case.  A tier that cannot run here (no privilege, Debian
+# packages missing: it says which) is skipped, except under CI=true, where
+# it is a failure.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 O=${O:-build}
@@ -28,11 +29,29 @@ tier_programs() {
 	esac
 }
 
+# The package groups of tools/deps.sh a tier needs.
+tier_deps() {
+	case "$1" in
+	unit|unit-asan) echo unit ;;
+	vm)             echo vm kmod ;;
+	*)              echo "$1" ;;
+	esac
+}
+
 # Why a tier cannot run here, or nothing.
 tier_blocked() {
+	local missing
+
 	case "$1" in
-	bpf|net|daemon|e2e|vm) [[ $(id -u) -eq 0 ]] || echo "needs root" ;;
+	bpf|net|daemon|e2e|vm)
+		if [[ $(id -u) -ne 0 ]]; then
+			echo "needs root"
+			return
+		fi ;;
 	esac
+	# shellcheck disable=SC2046  # one group a word
+	missing=$(tools/deps.sh --missing $(tier_deps "$1"))
+	[[ -z "$missing" ]] || echo "missing Debian packages: $missing (tools/deps.sh $(tier_deps "$1"), as root)"
 }
 
 run_program() {

@@ -1,32 +1,69 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install the Debian 12 packages xlb needs to build, test, demo and benchmark.
-# Idempotent: asks apt only for what dpkg does not already have.
+# The Debian 12 packages xlb needs, by purpose:
+#
+#   tools/deps.sh [--check | --missing] [GROUP...]
+#
+# GROUPs (none: all of them): build (make: compilers, libraries), unit (the
+# unit tiers: the kselftest harness, python3, the man page checks, plots),
+# fuzz, bpf, net, daemon, e2e (real traffic, make demo), vm (qemu guests),
+# kmod (the module's kernel headers), bench.  Without an option it
+# installs what is missing (as root; idempotent: it asks apt only for what
+# dpkg does not have).  --check installs nothing and fails, naming the
+# missing packages; --missing prints them (nothing when all are there).
 set -euo pipefail
 
-PACKAGES=(
-	make gcc clang llvm pkg-config
-	libclang-rt-14-dev
-	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
-	libjson-c-dev libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev
-	etcd-server etcd-client
-	linux-source-6.1 xz-utils
-	iproute2 ethtool socat curl nginx-light wrk
-	linux-headers-amd64
-	gnuplot-nox python3 groff-base man-db
-	qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
+declare -A GROUP=(
+	[build]="make gcc clang llvm pkg-config libbpf-dev bpftool libxdp-dev
+		 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev libmnl-dev
+		 libcurl4-openssl-dev"
+	[unit]="linux-source-6.1 xz-utils python3 groff-base man-db gnuplot-nox"
+	[fuzz]="libclang-rt-14-dev"
+	[bpf]="iproute2"
+	[net]="iproute2"
+	[daemon]="iproute2 curl etcd-server etcd-client"
+	[e2e]="iproute2 ethtool socat curl nginx-light wrk python3 xdp-tools
+	       etcd-server etcd-client"
+	[vm]="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
+	      linux-source-6.1 xz-utils"
+	[kmod]="linux-headers-amd64"
+	[bench]="gnuplot-nox python3"
 )
+ORDER="build unit fuzz bpf net daemon e2e vm kmod bench"
+
+mode=install
+case ${1:-} in
+--check | --missing) mode=${1#--}; shift ;;
+-h | --help) sed -n '4,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
+esac
+groups=("$@")
+[[ ${#groups[@]} -gt 0 ]] || read -r -a groups <<<"$ORDER"
+
+wanted=()
+for g in "${groups[@]}"; do
+	if [[ -z ${GROUP[$g]+x} ]]; then
+		echo "deps: no group '$g'; the groups are: $ORDER" >&2
+		exit 2
+	fi
+	read -r -a p <<<"$(echo ${GROUP[$g]})"
+	wanted+=("${p[@]}")
+done
 
 missing=()
-for p in "${PACKAGES[@]}"; do
+for p in $(printf '%s\n' "${wanted[@]}" | sort -u); do
 	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	[[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
+if [[ $mode == missing ]]; then
+	echo "${missing[*]}"
+	exit 0
+fi
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
-if [[ $(id -u) -ne 0 ]]; then
-	echo "deps: missing packages: ${missing[*]}; run 'make deps' as root" >&2
+if [[ $mode == check || $(id -u) -ne 0 ]]; then
+	echo "deps: missing Debian packages (for ${groups[*]}): ${missing[*]}" >&2
+	echo "deps: as root: make deps (everything), or tools/deps.sh ${groups[*]}" >&2
 	exit 1
 fi
 echo "deps: installing ${missing[*]}"
