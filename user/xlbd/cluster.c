@@ -1208,7 +1208,7 @@ static int start_write(struct xlbd *d, const struct xlb_state *t,
 	p = &p[cl->n_pend++];
 	memset(p, 0, sizeof(*p));
 	p->ticket = xlbd_control_defer(d);
-	p->request_at = xlbd_control_request_at();
+	p->request_at = xlbd_control_request_at(d);
 	j->ticket = p->ticket;
 	pthread_mutex_lock(&cl->qlock);
 	if (cl->j_tail)

@@ -29,9 +29,7 @@
 #include "proto.h"
 #include "xlbd.h"
 
-#define CLIENTS_MAX	64
-
-struct client {
+struct xlbd_client {
 	int fd;
 	uid_t uid;
 	gid_t gid;
@@ -43,12 +41,6 @@ struct client {
 	bool parked;		/* its request is answered later */
 	bool resume;		/* answered: go on with its buffer */
 };
-
-static int listen_fd = -1;
-static struct client clients[CLIENTS_MAX];
-static size_t n_clients;
-static uint64_t next_serial;
-static struct client *current;	/* the client being handled */
 
 /* Is another daemon answering on path?  A stale socket file is not one. */
 static bool socket_alive(const char *path)
@@ -91,45 +83,48 @@ int xlbd_control_open(struct xlbd *d, int epfd)
 		return -EADDRINUSE;
 	}
 	unlink(d->o.socket);
-	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	d->clients = calloc(XLBD_CLIENTS_MAX, sizeof(*d->clients));
+	if (!d->clients)
+		return -ENOMEM;
+	d->ctl_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			   0);
-	if (listen_fd < 0)
+	if (d->ctl_fd < 0)
 		return -errno;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->o.socket);
-	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	if (bind(d->ctl_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    chmod(d->o.socket, 0660) ||
 	    chown(d->o.socket, 0, d->group_set ? d->group_gid : 0) ||
-	    listen(listen_fd, 64)) {
+	    listen(d->ctl_fd, 64)) {
 		int e = errno;
 
 		log_err("cannot listen on %s: %s", d->o.socket, strerror(e));
-		close(listen_fd);
-		listen_fd = -1;
+		close(d->ctl_fd);
+		d->ctl_fd = -1;
 		return -e;
 	}
-	ev.data.fd = listen_fd;
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev))
+	ev.data.fd = d->ctl_fd;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, d->ctl_fd, &ev))
 		return -errno;
 	log_info("control socket %s", d->o.socket);
 	return 0;
 }
 
-static struct client *client_of(int fd)
+static struct xlbd_client *client_of(struct xlbd *d, int fd)
 {
 	size_t i;
 
-	for (i = 0; i < n_clients; i++)
-		if (clients[i].fd == fd)
-			return &clients[i];
+	for (i = 0; i < d->n_clients; i++)
+		if (d->clients[i].fd == fd)
+			return &d->clients[i];
 	return NULL;
 }
 
-static void client_close(int epfd, struct client *c)
+static void client_close(struct xlbd *d, int epfd, struct xlbd_client *c)
 {
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c->buf);
-	*c = clients[--n_clients];
+	*c = d->clients[--d->n_clients];
 }
 
 static void send_all(int fd, const char *s, size_t len)
@@ -183,7 +178,6 @@ static void answer_ok(int fd, json_object *result)
 
 /* --- mutating requests ---------------------------------------------------- */
 
-static double request_at;	/* unix seconds: the request being handled */
 
 static json_object *change_result(struct xlbd *d, bool changed)
 {
@@ -191,9 +185,9 @@ static json_object *change_result(struct xlbd *d, bool changed)
 
 	json_object_object_add(r, "changed", json_object_new_boolean(changed));
 	/* request received -> last of its tables live in the data path */
-	if (changed && d->last_publish_at >= request_at)
+	if (changed && d->last_publish_at >= d->ctl_request_at)
 		json_object_object_add(r, "live_ms", json_object_new_double(
-			(d->last_publish_at - request_at) * 1e3));
+			(d->last_publish_at - d->ctl_request_at) * 1e3));
 	json_object_object_add(r, "generation",
 			       json_object_new_int64((int64_t)d->generation));
 	return r;
@@ -477,12 +471,12 @@ static const struct {
 	{ "cluster.status", false, { NULL } },
 };
 
-static bool may_change(const struct xlbd *d, const struct client *c)
+static bool may_change(const struct xlbd *d, const struct xlbd_client *c)
 {
 	return c->uid == 0 || (d->group_set && c->gid == d->group_gid);
 }
 
-static void handle(struct xlbd *d, struct client *c, const char *msg,
+static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 		   size_t len)
 {
 	struct json_tokener *tok = json_tokener_new_ex(64);
@@ -493,7 +487,7 @@ static void handle(struct xlbd *d, struct client *c, const char *msg,
 	bool bad = false;
 	int ret = 0;
 
-	request_at = xlbd_now();
+	d->ctl_request_at = xlbd_now();
 	if (!tok) {
 		answer_error(c->fd, "out of memory");
 		return;
@@ -580,7 +574,7 @@ static void handle(struct xlbd *d, struct client *c, const char *msg,
 	}
 
 	pthread_mutex_lock(&d->lock);
-	current = c;
+	d->ctl_current = c;
 	if (!strcmp(cmd, "exec")) {
 		ret = do_exec(d, req, &res, &err);
 	} else if (!strcmp(cmd, "restore")) {
@@ -627,7 +621,7 @@ static void handle(struct xlbd *d, struct client *c, const char *msg,
 			ret = xlb_errf(&err, ENOTCONN,
 				       "this xlbd runs alone, not in a cluster (xlbd --etcd URL --cluster NAME)");
 	}
-	current = NULL;
+	d->ctl_current = NULL;
 	pthread_mutex_unlock(&d->lock);
 
 	if (ret > 0) {
@@ -653,40 +647,39 @@ static void accept_clients(struct xlbd *d, int epfd)
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
 		struct ucred cr;
 		socklen_t crlen = sizeof(cr);
-		struct client *c;
+		struct xlbd_client *c;
 		int fd;
 
-		fd = accept4(listen_fd, NULL, NULL,
+		fd = accept4(d->ctl_fd, NULL, NULL,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		if (n_clients == CLIENTS_MAX ||
+		if (d->n_clients == XLBD_CLIENTS_MAX ||
 		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen)) {
 			answer_error(fd, "too many clients; try again");
 			close(fd);
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		c = &clients[n_clients];
+		c = &d->clients[d->n_clients];
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
 		c->uid = cr.uid;
 		c->gid = cr.gid;
 		c->pid = cr.pid;
 		c->last_ms = xlb_mono_ms();
-		c->serial = ++next_serial;
+		c->serial = ++d->ctl_next_serial;
 		ev.data.fd = fd;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
 			close(fd);
 			continue;
 		}
-		n_clients++;
+		d->n_clients++;
 	}
-	(void)d;
 }
 
 /* Answer every complete line of c's buffer; false when c must be closed. */
-static bool drain_lines(struct xlbd *d, struct client *c)
+static bool drain_lines(struct xlbd *d, struct xlbd_client *c)
 {
 	size_t start = 0;
 	char *nl;
@@ -708,13 +701,13 @@ static bool drain_lines(struct xlbd *d, struct client *c)
 
 void xlbd_control_event(struct xlbd *d, int epfd, int fd, uint32_t events)
 {
-	struct client *c;
+	struct xlbd_client *c;
 
-	if (fd == listen_fd) {
+	if (fd == d->ctl_fd) {
 		accept_clients(d, epfd);
 		return;
 	}
-	c = client_of(fd);
+	c = client_of(d, fd);
 	if (!c)
 		return;
 	for (;;) {
@@ -733,12 +726,12 @@ void xlbd_control_event(struct xlbd *d, int epfd, int fd, uint32_t events)
 					 "message larger than %u bytes",
 					 XLB_MSG_MAX);
 				answer_error(c->fd, m);
-				client_close(epfd, c);
+				client_close(d, epfd, c);
 				return;
 			}
 			b = realloc(c->buf, cap);
 			if (!b) {
-				client_close(epfd, c);
+				client_close(d, epfd, c);
 				return;
 			}
 			c->buf = b;
@@ -755,7 +748,7 @@ void xlbd_control_event(struct xlbd *d, int epfd, int fd, uint32_t events)
 				handle(d, c, c->buf, c->len);
 				c->len = 0;
 			}
-			client_close(epfd, c);
+			client_close(d, epfd, c);
 			return;
 		}
 		c->len += (size_t)r;
@@ -768,7 +761,7 @@ void xlbd_control_event(struct xlbd *d, int epfd, int fd, uint32_t events)
 			snprintf(m, sizeof(m), "message larger than %u bytes",
 				 XLB_MSG_MAX);
 			answer_error(c->fd, m);
-			client_close(epfd, c);
+			client_close(d, epfd, c);
 			return;
 		}
 	}
@@ -780,8 +773,8 @@ void xlbd_control_sweep(struct xlbd *d, int epfd)
 	uint64_t now = xlb_mono_ms();
 	size_t i = 0;
 
-	while (i < n_clients) {
-		struct client *c = &clients[i];
+	while (i < d->n_clients) {
+		struct xlbd_client *c = &d->clients[i];
 
 		if (c->parked || now - c->last_ms < XLB_MSG_TIMEOUT_MS) {
 			i++;
@@ -790,23 +783,21 @@ void xlbd_control_sweep(struct xlbd *d, int epfd)
 		if (c->len)
 			answer_error(c->fd,
 				     "message not finished in time (no newline)");
-		client_close(epfd, c);
+		client_close(d, epfd, c);
 	}
-	(void)d;
 }
 
 uint64_t xlbd_control_defer(struct xlbd *d)
 {
-	(void)d;
-	if (!current)
+	if (!d->ctl_current)
 		return 0;
-	current->parked = true;
-	return current->serial;
+	d->ctl_current->parked = true;
+	return d->ctl_current->serial;
 }
 
-double xlbd_control_request_at(void)
+double xlbd_control_request_at(const struct xlbd *d)
 {
-	return request_at;
+	return d->ctl_request_at;
 }
 
 void xlbd_control_answer(struct xlbd *d, uint64_t ticket, int ret,
@@ -814,8 +805,8 @@ void xlbd_control_answer(struct xlbd *d, uint64_t ticket, int ret,
 {
 	size_t i;
 
-	for (i = 0; i < n_clients; i++) {
-		struct client *c = &clients[i];
+	for (i = 0; i < d->n_clients; i++) {
+		struct xlbd_client *c = &d->clients[i];
 
 		if (c->serial != ticket || !c->parked)
 			continue;
@@ -832,30 +823,31 @@ void xlbd_control_answer(struct xlbd *d, uint64_t ticket, int ret,
 		break;
 	}
 	json_object_put(result);	/* the client went away meanwhile */
-	(void)d;
 }
 
 void xlbd_control_resume(struct xlbd *d)
 {
 	size_t i;
 
-	for (i = 0; i < n_clients; i++)
-		if (clients[i].resume) {
-			clients[i].resume = false;
-			drain_lines(d, &clients[i]);
+	for (i = 0; i < d->n_clients; i++)
+		if (d->clients[i].resume) {
+			d->clients[i].resume = false;
+			drain_lines(d, &d->clients[i]);
 		}
 }
 
 void xlbd_control_close(struct xlbd *d)
 {
-	while (n_clients) {
-		close(clients[n_clients - 1].fd);
-		free(clients[n_clients - 1].buf);
-		n_clients--;
+	while (d->n_clients) {
+		close(d->clients[d->n_clients - 1].fd);
+		free(d->clients[d->n_clients - 1].buf);
+		d->n_clients--;
 	}
-	if (listen_fd >= 0) {
-		close(listen_fd);
-		listen_fd = -1;
+	free(d->clients);
+	d->clients = NULL;
+	if (d->ctl_fd >= 0) {
+		close(d->ctl_fd);
+		d->ctl_fd = -1;
 		unlink(d->o.socket);
 	}
 }

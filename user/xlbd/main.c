@@ -39,69 +39,6 @@
 #define BPFFS		"/sys/fs/bpf"
 #define PROG_PIN	"xlb_main"
 
-int xlbd_log_level = XLBD_LOG_INFO;
-bool xlbd_libbpf_quiet;
-static bool log_prefix;
-
-static const char *const level_names[] = {
-	[XLBD_LOG_ERR] = "error", [XLBD_LOG_WARNING] = "warning",
-	[XLBD_LOG_NOTICE] = "notice", [XLBD_LOG_INFO] = "info",
-	[XLBD_LOG_DEBUG] = "debug",
-};
-
-void xlbd_log(int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (level > xlbd_log_level)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* journald reads <N> as the priority; a terminal gets words */
-	if (log_prefix)
-		fprintf(stderr, "<%d>%s\n", level, msg);
-	else
-		fprintf(stderr, "xlbd: %s: %s\n", level_names[level], msg);
-}
-
-static int libbpf_log(enum libbpf_print_level level, const char *fmt,
-		      va_list ap)
-{
-	char msg[1024];
-	size_t n;
-
-	if (level == LIBBPF_DEBUG && xlbd_log_level < XLBD_LOG_DEBUG)
-		return 0;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	n = strlen(msg);
-	if (n && msg[n - 1] == '\n')
-		msg[n - 1] = 0;
-	/* libbpf's lines carry their own "libbpf: " */
-	xlbd_log(level == LIBBPF_WARN && !xlbd_libbpf_quiet ?
-		 XLBD_LOG_WARNING : XLBD_LOG_DEBUG, "%s", msg);
-	return 0;
-}
-
-static int libxdp_log(enum libxdp_print_level level, const char *fmt,
-		      va_list ap)
-{
-	char msg[1024];
-	size_t n;
-
-	if (level == LIBXDP_DEBUG && xlbd_log_level < XLBD_LOG_DEBUG)
-		return 0;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	n = strlen(msg);
-	if (n && msg[n - 1] == '\n')
-		msg[n - 1] = 0;
-	/* libxdp's lines carry their own "libxdp: " */
-	xlbd_log(level == LIBXDP_WARN ? XLBD_LOG_WARNING : XLBD_LOG_DEBUG,
-		 "%s", msg);
-	return 0;
-}
-
 /*
  * One daemon per instance: an exclusive lock on /run/xlb/INSTANCE.lock,
  * held for the daemon's life, taken before anything is touched.
@@ -220,16 +157,14 @@ static int parse_opts(struct xlbd *d, int argc, char **argv)
 			d->o.group = optarg;
 			break;
 		case 'l':
-			for (i = XLBD_LOG_ERR; i <= XLBD_LOG_DEBUG; i++)
-				if (!strcmp(optarg, level_names[i]))
-					break;
-			if (i > XLBD_LOG_DEBUG) {
+			i = xlbd_log_level_parse(optarg);
+			if (i < 0) {
 				fprintf(stderr,
 					"xlbd: --log-level \"%s\": use debug, info, notice, warning or error\n",
 					optarg);
 				return 2;
 			}
-			xlbd_log_level = i;
+			xlbd_log_set_level(i);
 			break;
 		case 'C':
 			d->o.cleanup = true;
@@ -824,7 +759,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	signals_block();	/* first: before any thread exists */
-	log_prefix = getenv("JOURNAL_STREAM") || !isatty(STDERR_FILENO);
+	xlbd_log_init();
+	d.ctl_fd = -1;
 	ret = parse_opts(&d, argc, argv);
 	if (ret)
 		return ret;
@@ -832,8 +768,6 @@ int main(int argc, char **argv)
 		log_err("needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)");
 		return 1;
 	}
-	libbpf_set_print(libbpf_log);
-	libxdp_set_print(libxdp_log);
 	d.prog_fd = -1;
 	d.started_at = xlbd_now();
 	pthread_mutex_init(&d.lock, NULL);

@@ -27,9 +27,6 @@
 #include "config.h"
 #include "xlbd.h"
 
-struct xlbd_prev *xlbd_prev;
-size_t xlbd_n_prev;
-
 static int write_atomic(const char *path, const char *data, size_t len)
 {
 	char tmp[600], dir[600];
@@ -134,6 +131,16 @@ int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
 	return ret;
 }
 
+const char *xlbd_backend_key(const struct xlb_backend_conf *b, char *out,
+			     size_t len)
+{
+	char vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX];
+
+	snprintf(out, len, "%s %s", xlb_vip_str(&b->vip, vs),
+		 xlb_addr_str(b->family, b->addr, as));
+	return out;
+}
+
 void xlbd_runtime_save(struct xlbd *d)
 {
 	json_object *root = json_object_new_object();
@@ -174,11 +181,10 @@ void xlbd_runtime_save(struct xlbd *d)
 	for (i = 0; i < d->state.n_backends; i++) {
 		const struct xlb_backend_conf *b = &d->state.backends[i];
 		json_object *o = json_object_new_object();
-		char k[160], vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX];
+		char k[XLBD_PREV_KEY_MAX];
 
-		snprintf(k, sizeof(k), "%s %s", xlb_vip_str(&b->vip, vs),
-			 xlb_addr_str(b->family, b->addr, as));
-		json_object_object_add(o, "backend", json_object_new_string(k));
+		json_object_object_add(o, "backend", json_object_new_string(
+			xlbd_backend_key(b, k, sizeof(k))));
 		json_object_object_add(o, "health",
 				       json_object_new_int(d->rt_bes[i].health));
 		json_object_array_add(bes, o);
@@ -202,16 +208,16 @@ static int prev_cmp(const void *a, const void *b)
 		      ((const struct xlbd_prev *)b)->key);
 }
 
-static struct xlbd_prev *prev_add(const char *key, uint64_t gen, double at,
-				  int health)
+static struct xlbd_prev *prev_add(struct xlbd *d, const char *key,
+				  uint64_t gen, double at, int health)
 {
 	struct xlbd_prev *p;
 
-	p = realloc(xlbd_prev, (xlbd_n_prev + 1) * sizeof(*p));
+	p = realloc(d->prev, (d->n_prev + 1) * sizeof(*p));
 	if (!p)
 		return NULL;
-	xlbd_prev = p;
-	p = &xlbd_prev[xlbd_n_prev++];
+	d->prev = p;
+	p = &d->prev[d->n_prev++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->key, sizeof(p->key), "%s", key);
 	p->generation = gen;
@@ -243,7 +249,7 @@ void xlbd_runtime_load(struct xlbd *d)
 			    !json_object_object_get_ex(o, "generation", &g) ||
 			    !json_object_object_get_ex(o, "changed_at", &c))
 				continue;
-			p = prev_add(json_object_get_string(k),
+			p = prev_add(d, json_object_get_string(k),
 				     (uint64_t)json_object_get_int64(g),
 				     json_object_get_double(c), XLB_HC_UNKNOWN);
 			if (!p || !json_object_object_get_ex(o, "inputs", &in) ||
@@ -267,12 +273,23 @@ void xlbd_runtime_load(struct xlbd *d)
 			if (!json_object_object_get_ex(o, "backend", &k) ||
 			    !json_object_object_get_ex(o, "health", &v))
 				continue;
-			prev_add(json_object_get_string(k), 0, 0,
+			prev_add(d, json_object_get_string(k), 0, 0,
 				 json_object_get_int(v));
 		}
 	}
 	json_object_put(root);
-	qsort(xlbd_prev, xlbd_n_prev, sizeof(*xlbd_prev), prev_cmp);
+	qsort(d->prev, d->n_prev, sizeof(*d->prev), prev_cmp);
 	log_info("runtime of the previous daemon: %zu entries from %s",
-		 xlbd_n_prev, d->runtime_file);
+		 d->n_prev, d->runtime_file);
+}
+
+/* d->prev is sorted by key once it is loaded (xlbd_runtime_load). */
+const struct xlbd_prev *xlbd_prev_find(const struct xlbd *d, const char *key)
+{
+	struct xlbd_prev k;
+
+	if (!d->n_prev)
+		return NULL;
+	snprintf(k.key, sizeof(k.key), "%s", key);
+	return bsearch(&k, d->prev, d->n_prev, sizeof(k), prev_cmp);
 }

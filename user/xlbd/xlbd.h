@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "datapath.h"
 #include "health.h"
@@ -38,15 +39,25 @@ enum xlbd_log_level {
 	XLBD_LOG_DEBUG = 7,
 };
 
+/*
+ * log.c: the daemon's log, on stderr with <N> priority prefixes for
+ * journald, words on a terminal; libbpf's and libxdp's messages go there
+ * too.  Process-wide, as the libraries' print callbacks are.
+ */
 void xlbd_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-extern int xlbd_log_level;
+/* Where the log goes; the libraries' print callbacks installed. */
+void xlbd_log_init(void);
+/* Messages up to level (XLBD_LOG_INFO until then). */
+void xlbd_log_set_level(int level);
+/* The level of "error", "warning", "notice", "info" or "debug"; -1. */
+int xlbd_log_level_parse(const char *name);
 /*
  * While libxdp tries its dispatcher, which kernels without freplace for
  * XDP refuse before libxdp falls back to a plain attachment: libbpf's
  * warnings about that are debug messages, not alarms.
  */
-extern bool xlbd_libbpf_quiet;
+void xlbd_log_libbpf_quiet(bool quiet);
 
 #define log_err(...)	xlbd_log(XLBD_LOG_ERR, __VA_ARGS__)
 #define log_warn(...)	xlbd_log(XLBD_LOG_WARNING, __VA_ARGS__)
@@ -112,6 +123,29 @@ struct xlbd_link {
 	char error[256];
 };
 
+/* A VIP of the pinned maps at start, matched by the first commit. */
+struct xlbd_adopted {
+	struct xlb_vip_key key;
+	struct xlb_vip val;
+	bool used;
+};
+
+/* runtime.c: what the previous daemon's runtime file said */
+#define XLBD_PREV_KEY_MAX	160
+struct xlbd_prev {
+	char key[XLBD_PREV_KEY_MAX];	/* "VIP" or "VIP ADDR" */
+	uint64_t generation;
+	double changed_at;
+	uint8_t health;
+	bool has_table;			/* the VIP's table record: */
+	uint64_t inputs, fingerprint;
+	uint32_t map_id, in_table;
+};
+
+/* control.c: a client of the control socket */
+struct xlbd_client;
+#define XLBD_CLIENTS_MAX	64
+
 struct xlbd_opts {
 	const char *instance;
 	const char *config;		/* config file (reload, SIGHUP) */
@@ -153,7 +187,11 @@ struct xlbd {
 	int prog_fd;
 	uint32_t prog_id;
 	struct xdp_program *xprog;
-	bool adopted;
+	bool adopted;			/* the maps were pinned already */
+	struct xlbd_adopted *adopted_vips;	/* their VIPs */
+	size_t n_adopted_vips;
+	struct xlbd_prev *prev;		/* sorted by key */
+	size_t n_prev;
 	bool state_loaded;		/* started from state.conf */
 	bool ready;			/* started: maps and state usable */
 	struct xlb_hc *hc;
@@ -178,11 +216,19 @@ struct xlbd {
 
 	void *metrics;			/* struct MHD_Daemon */
 	struct xlbd_cluster *cl;	/* cluster mode (cluster.c), or NULL */
+
+	int ctl_fd;			/* the control socket, -1: none */
+	struct xlbd_client *clients;	/* XLBD_CLIENTS_MAX of them */
+	size_t n_clients;
+	uint64_t ctl_next_serial;	/* of the clients accepted */
+	struct xlbd_client *ctl_current;	/* the client being handled */
+	double ctl_request_at;		/* unix seconds: its request came */
 };
 
 double xlbd_now(void);			/* unix seconds, CLOCK_REALTIME */
 
-/* realize.c: desired state + health -> runtime and maps */
+/* realize.c: desired state + health -> runtime and maps (beid.c, tables.c,
+ * link.c, pool.c do parts of it) */
 int xlbd_realize_init(struct xlbd *d);
 void xlbd_realize_free(struct xlbd *d);
 /*
@@ -191,7 +237,7 @@ void xlbd_realize_free(struct xlbd *d);
  * removes what went away.  On error (err says why) nothing changed.
  */
 int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err);
-/* Recompute and publish the tables whose inputs changed (health, panic). */
+/* Recompute and publish the tables whose inputs changed (tables.c). */
 void xlbd_reconcile(struct xlbd *d);
 /* Adopt ids from the pinned maps (after xlb_dp_from_pins). */
 int xlbd_adopt_ids(struct xlbd *d);
@@ -215,18 +261,6 @@ const struct xlb_table *xlbd_vip_table(struct xlbd *d, size_t vi);
 void xlbd_backend_health(const struct xlbd *d, size_t i, struct xlb_health *h);
 
 /* runtime.c: persistence */
-struct xlbd_prev {			/* of the previous daemon */
-	char key[160];			/* "VIP" or "VIP ADDR" */
-	uint64_t generation;
-	double changed_at;
-	uint8_t health;
-	bool has_table;			/* the VIP's table record: */
-	uint64_t inputs, fingerprint;
-	uint32_t map_id, in_table;
-};
-
-extern struct xlbd_prev *xlbd_prev;
-extern size_t xlbd_n_prev;
 
 int xlbd_save_state(struct xlbd *d);
 int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
@@ -234,6 +268,53 @@ int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
 void xlbd_runtime_save(struct xlbd *d);
 /* Generations, fingerprints and health of the previous daemon. */
 void xlbd_runtime_load(struct xlbd *d);
+/* Its record of key (a VIP string or xlbd_backend_key), or NULL. */
+const struct xlbd_prev *xlbd_prev_find(const struct xlbd *d, const char *key);
+/* "VIP ADDR", the key of a backend's runtime record; returns out. */
+const char *xlbd_backend_key(const struct xlb_backend_conf *b, char *out,
+			     size_t len);
+
+/* beid.c: data-path backend ids */
+int xlbd_beid_init(struct xlbd *d);
+void xlbd_beid_free(struct xlbd *d);
+/* The id of (family, encap, addr), allocating the lowest free one. */
+long xlbd_beid_get(struct xlbd *d, uint8_t family, uint8_t encap,
+		   const __be32 addr[4]);
+/* How many ids s needs that are not allocated yet. */
+int xlbd_beid_needed(const struct xlbd *d, const struct xlb_state *s,
+		     size_t *n);
+size_t xlbd_beid_free_count(const struct xlbd *d);
+/* Write the entries of ids in use that are new or changed. */
+void xlbd_beid_sync(struct xlbd *d);
+/* Clear the entries of ids nobody uses any more; they are free again. */
+void xlbd_beid_release(struct xlbd *d);
+/* Re-resolve the next hop of every id in use; write what changed. */
+void xlbd_beid_refresh(struct xlbd *d);
+/* The ids and next hops of the pinned backend map (restart). */
+int xlbd_beid_adopt(struct xlbd *d);
+
+/* tables.c */
+void xlbd_vip_rt_free(struct xlbd_vip *rv);
+/* Remove the tables of VIP ids (their entries gone), on the worker pool. */
+void xlbd_tables_unpublish(struct xlbd *d, const uint32_t *ids, size_t n);
+
+/* link.c */
+/*
+ * New link list for s: links kept as they are, new ones attached.  On a
+ * failed attach the ones attached here are detached again and the error
+ * returned; *out is then NULL.
+ */
+int xlbd_links_prepare(struct xlbd *d, const struct xlb_state *s,
+		       struct xlbd_link **out, struct xlb_err *err);
+/* After a commit: nl (n links) replaces d->links; links gone are detached. */
+void xlbd_links_commit(struct xlbd *d, struct xlbd_link *nl, size_t n);
+/* Attach the links that are not attached yet (periodic). */
+void xlbd_links_retry(struct xlbd *d);
+
+/* pool.c: fn(ctx, k) for every k < n on up to XLBD_POOL_THREADS threads,
+ * the caller one of them; returns when all are done. */
+#define XLBD_POOL_THREADS	16
+void xlbd_pool_run(size_t n, void (*fn)(void *ctx, size_t k), void *ctx);
 
 /* control.c */
 int xlbd_control_open(struct xlbd *d, int epfd);
@@ -252,7 +333,7 @@ int xlbd_restore_text(struct xlbd *d, const char *text, size_t len,
  * the lock, goes on with what the client sent meanwhile.
  */
 uint64_t xlbd_control_defer(struct xlbd *d);
-double xlbd_control_request_at(void);
+double xlbd_control_request_at(const struct xlbd *d);
 void xlbd_control_answer(struct xlbd *d, uint64_t ticket, int ret,
 			 const char *msg, struct json_object *result);
 void xlbd_control_resume(struct xlbd *d);

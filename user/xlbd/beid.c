@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Data-path backend ids: one per (family, address, encapsulation), shared
+ * by every VIP whose backend it is, kept as long as one uses it so that
+ * connection entries stay valid across table changes.  Allocation (the
+ * lowest free id), an index by address, the entry each id has in the
+ * backend map and its next hop.  On the event loop, under d->lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "xlbd.h"
+
+static uint32_t beid_hash_of(uint8_t family, uint8_t encap,
+			     const __be32 addr[4])
+{
+	uint64_t h = 1469598103934665603ull;
+	const uint8_t *p = (const uint8_t *)addr;
+	int i;
+
+	h = (h ^ family) * 1099511628211ull;
+	h = (h ^ encap) * 1099511628211ull;
+	for (i = 0; i < 16; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static bool beid_is(const struct xlbd_beid *b, uint8_t family, uint8_t encap,
+		    const __be32 addr[4])
+{
+	return b->family == family && b->encap == encap &&
+	       !memcmp(b->addr, addr, sizeof(b->addr));
+}
+
+/* An id is taken while a runtime backend uses it or the map holds it. */
+static bool beid_taken(const struct xlbd_beid *b)
+{
+	return b->refs || b->family;
+}
+
+static void beid_hash_insert(struct xlbd *d, uint16_t id)
+{
+	const struct xlbd_beid *b = &d->beids[id];
+	uint32_t mask = d->beid_hash_size - 1;
+	uint32_t i = beid_hash_of(b->family, b->encap, b->addr) & mask;
+
+	while (d->beid_hash[i])
+		i = (i + 1) & mask;
+	d->beid_hash[i] = (uint32_t)id + 1;
+}
+
+static void beid_hash_rebuild(struct xlbd *d)
+{
+	uint32_t id;
+
+	memset(d->beid_hash, 0, d->beid_hash_size * sizeof(*d->beid_hash));
+	for (id = 0; id < XLB_MAX_BACKENDS; id++)
+		if (d->beids[id].family)
+			beid_hash_insert(d, (uint16_t)id);
+}
+
+static long beid_find(const struct xlbd *d, uint8_t family, uint8_t encap,
+		      const __be32 addr[4])
+{
+	uint32_t mask = d->beid_hash_size - 1;
+	uint32_t i = beid_hash_of(family, encap, addr) & mask;
+
+	for (; d->beid_hash[i]; i = (i + 1) & mask) {
+		uint32_t id = d->beid_hash[i] - 1;
+
+		if (beid_is(&d->beids[id], family, encap, addr))
+			return id;
+	}
+	return -1;
+}
+
+long xlbd_beid_get(struct xlbd *d, uint8_t family, uint8_t encap,
+		   const __be32 addr[4])
+{
+	long id = beid_find(d, family, encap, addr);
+	struct xlbd_beid *b;
+
+	if (id >= 0)
+		return id;
+	for (id = 0; id < XLB_MAX_BACKENDS; id++)
+		if (!beid_taken(&d->beids[id]))
+			break;
+	if (id == XLB_MAX_BACKENDS)
+		return -ENOSPC;
+	b = &d->beids[id];
+	memset(b, 0, sizeof(*b));
+	b->family = family;
+	b->encap = encap;
+	memcpy(b->addr, addr, sizeof(b->addr));
+	beid_hash_insert(d, (uint16_t)id);
+	return id;
+}
+
+const struct xlbd_beid *xlbd_beid(const struct xlbd *d, uint16_t id)
+{
+	if (id >= XLB_MAX_BACKENDS || !d->beids[id].family)
+		return NULL;
+	return &d->beids[id];
+}
+
+static void beid_entry(const struct xlbd_beid *b, struct xlb_backend *e)
+{
+	memset(e, 0, sizeof(*e));
+	memcpy(e->addr, b->addr, sizeof(e->addr));
+	e->family = b->family;
+	e->encap = b->encap;
+	e->flags = XLB_BE_F_VALID;
+	if (b->nh_ok) {
+		e->flags |= XLB_BE_F_NEXTHOP;
+		memcpy(e->dmac, b->nh.dmac, sizeof(e->dmac));
+		memcpy(e->smac, b->nh.smac, sizeof(e->smac));
+		e->ifindex = b->nh.ifindex;
+	}
+}
+
+/* Resolve the next hop of id (quietly: -EAGAIN is the common first answer). */
+static void beid_resolve(struct xlbd *d, uint16_t id)
+{
+	struct xlbd_beid *b = &d->beids[id];
+	struct xlb_err err = { "" };
+	struct xlb_nh nh;
+	int ret;
+
+	if (!d->neigh)
+		return;
+	ret = xlb_neigh_resolve(d->neigh, b->family, b->addr, &nh, &err);
+	if (ret) {
+		if (b->nh_ok && ret != -EAGAIN)
+			log_warn("backend %u: next hop lost: %s", id, err.msg);
+		/*
+		 * A neighbour being re-resolved keeps the last next hop; a
+		 * lost route falls back to the data path's FIB lookup.
+		 */
+		if (ret != -EAGAIN)
+			b->nh_ok = false;
+		return;
+	}
+	b->nh = nh;
+	b->nh_ok = true;
+}
+
+static int beid_write(struct xlbd *d, uint16_t id, struct xlb_err *err)
+{
+	struct xlb_backend e;
+
+	beid_entry(&d->beids[id], &e);
+	/* redirecting out of the next hop's interface needs it in the devmap */
+	if (e.flags & XLB_BE_F_NEXTHOP)
+		xlb_dp_tx_port_add(&d->dp, e.ifindex);
+	return xlb_dp_backend_set(&d->dp, id, &e, err);
+}
+
+/* Distinct (family, address, encap) of a state: the data-path ids it needs. */
+struct id_need {
+	uint8_t family, encap;
+	__be32 addr[4];
+};
+
+static int id_need_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct id_need));
+}
+
+int xlbd_beid_needed(const struct xlbd *d, const struct xlb_state *s,
+		     size_t *n)
+{
+	struct id_need *need;
+	size_t i, k = 0;
+
+	need = calloc(s->n_backends ? s->n_backends : 1, sizeof(*need));
+	if (!need)
+		return -ENOMEM;
+	for (i = 0; i < s->n_backends; i++) {
+		const struct xlb_backend_conf *b = &s->backends[i];
+		const struct xlb_vip_conf *v = xlb_state_find_vip(s, &b->vip);
+
+		if (beid_find(d, b->family, v->encap, b->addr) >= 0)
+			continue;	/* known ids cost nothing */
+		need[k].family = b->family;
+		need[k].encap = v->encap;
+		memcpy(need[k].addr, b->addr, sizeof(b->addr));
+		k++;
+	}
+	qsort(need, k, sizeof(*need), id_need_cmp);
+	*n = 0;
+	for (i = 0; i < k; i++)
+		*n += !i || id_need_cmp(&need[i - 1], &need[i]);
+	free(need);
+	return 0;
+}
+
+size_t xlbd_beid_free_count(const struct xlbd *d)
+{
+	size_t id, n = 0;
+
+	for (id = 0; id < XLB_MAX_BACKENDS; id++)
+		n += !beid_taken(&d->beids[id]);
+	return n;
+}
+
+/* Write the entries of ids in use that are new or changed. */
+void xlbd_beid_sync(struct xlbd *d)
+{
+	uint32_t i;
+
+	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
+		struct xlb_backend cur, want;
+		struct xlb_err e = { "" };
+
+		if (!d->beids[i].refs)
+			continue;
+		if (!d->beids[i].nh_ok)
+			beid_resolve(d, (uint16_t)i);
+		beid_entry(&d->beids[i], &want);
+		if (!xlb_dp_backend_get(&d->dp, (uint16_t)i, &cur) &&
+		    cur.flags == want.flags &&
+		    !memcmp(cur.addr, want.addr, sizeof(cur.addr)) &&
+		    cur.family == want.family && cur.encap == want.encap &&
+		    !memcmp(cur.dmac, want.dmac, 12) &&
+		    cur.ifindex == want.ifindex)
+			continue;
+		if (beid_write(d, (uint16_t)i, &e))
+			log_err("%s", e.msg);
+	}
+}
+
+/* Clear the entries of ids nobody uses any more; they are free again. */
+void xlbd_beid_release(struct xlbd *d)
+{
+	bool freed = false;
+	uint32_t i;
+
+	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
+		if (d->beids[i].refs || !d->beids[i].family)
+			continue;
+		xlb_dp_backend_clear(&d->dp, (uint16_t)i);
+		memset(&d->beids[i], 0, sizeof(d->beids[i]));
+		freed = true;
+	}
+	if (freed)
+		beid_hash_rebuild(d);
+}
+
+/* Re-resolve the next hop of every id in use; write what changed. */
+void xlbd_beid_refresh(struct xlbd *d)
+{
+	size_t i;
+
+	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
+		struct xlbd_beid *b = &d->beids[i];
+		bool had = b->nh_ok;
+		struct xlb_nh before = b->nh;
+		struct xlb_err e = { "" };
+
+		if (!b->refs)
+			continue;
+		beid_resolve(d, (uint16_t)i);
+		if (b->nh_ok == had &&
+		    (!had || (before.ifindex == b->nh.ifindex &&
+			      !memcmp(before.dmac, b->nh.dmac, 6) &&
+			      !memcmp(before.smac, b->nh.smac, 6))))
+			continue;
+		if (beid_write(d, (uint16_t)i, &e))
+			log_err("%s", e.msg);
+		else
+			log_debug("backend %zu: next hop %s", i,
+				  b->nh_ok ? "resolved" : "unknown");
+	}
+}
+
+/*
+ * The ids of the pinned backend map (a restart): every valid entry's id is
+ * taken by its address, and its next hop is known.
+ */
+int xlbd_beid_adopt(struct xlbd *d)
+{
+	uint32_t id;
+	struct xlb_backend *all = calloc(XLB_MAX_BACKENDS, sizeof(*all));
+	__u32 *keys = calloc(XLB_MAX_BACKENDS, sizeof(*keys));
+	__u32 in = 0, out = 0, count = XLB_MAX_BACKENDS, got = 0;
+	int ret = 0;
+
+	if (!all || !keys) {
+		free(all);
+		free(keys);
+		return -ENOMEM;
+	}
+	/* the whole array in a few system calls */
+	while (got < XLB_MAX_BACKENDS && !ret) {
+		count = XLB_MAX_BACKENDS - got;
+		ret = bpf_map_lookup_batch(d->dp.backends, got ? &in : NULL,
+					   &out, keys + got, all + got, &count,
+					   NULL);
+		got += count;
+		in = out;
+	}
+	if (ret && ret != -ENOENT) {	/* old kernel: one by one */
+		for (id = 0; id < XLB_MAX_BACKENDS; id++) {
+			keys[id] = id;
+			xlb_dp_backend_get(&d->dp, (uint16_t)id, &all[id]);
+		}
+		got = XLB_MAX_BACKENDS;
+	}
+	for (id = 0; id < got; id++) {
+		struct xlb_backend b = all[id];
+		struct xlbd_beid *e;
+
+		if (keys[id] >= XLB_MAX_BACKENDS || !(b.flags & XLB_BE_F_VALID))
+			continue;
+		e = &d->beids[keys[id]];
+		memset(e, 0, sizeof(*e));
+		e->family = b.family;
+		e->encap = b.encap;
+		memcpy(e->addr, b.addr, sizeof(e->addr));
+		if (b.flags & XLB_BE_F_NEXTHOP) {
+			e->nh_ok = true;
+			e->nh.ifindex = b.ifindex;
+			memcpy(e->nh.dmac, b.dmac, sizeof(b.dmac));
+			memcpy(e->nh.smac, b.smac, sizeof(b.smac));
+		}
+	}
+	free(all);
+	free(keys);
+	beid_hash_rebuild(d);
+	return 0;
+}
+
+int xlbd_beid_init(struct xlbd *d)
+{
+	d->beids = calloc(XLB_MAX_BACKENDS, sizeof(*d->beids));
+	d->beid_hash_size = 1u << 17;
+	d->beid_hash = calloc(d->beid_hash_size, sizeof(*d->beid_hash));
+	if (!d->beids || !d->beid_hash)
+		return -ENOMEM;
+	return 0;
+}
+
+void xlbd_beid_free(struct xlbd *d)
+{
+	free(d->beids);
+	free(d->beid_hash);
+	d->beids = NULL;
+	d->beid_hash = NULL;
+}

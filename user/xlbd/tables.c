@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tables: each VIP's table rebuilt from its inputs (backends, weights,
+ * states, health, panic) when they change, published whole (map in map,
+ * DESIGN contract 4), and the VIP entries that name them.  On the event
+ * loop, under d->lock; builds and publishes run on the worker pool.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "xlbd.h"
+
+static void specs_free(struct xlb_backend_spec *specs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free((char *)specs[i].name);
+	free(specs);
+}
+
+void xlbd_vip_rt_free(struct xlbd_vip *rv)
+{
+	xlb_table_free(&rv->table);
+	specs_free(rv->specs, rv->n_specs);
+	rv->specs = NULL;
+	rv->n_specs = 0;
+}
+
+/*
+ * The table inputs of VIP i: specs of its backends (by name, as the state
+ * keeps them) with their effective state, and whether panic mode holds.
+ */
+static int vip_specs(struct xlbd *d, size_t vi, struct xlb_backend_spec **out,
+		     size_t *n_out, bool *panic)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[vi];
+	struct xlbd_vip *rv = &d->rt_vips[vi];
+	struct xlb_backend_spec *specs;
+	size_t first = 0, n = 0, i;
+	uint32_t eligible = 0, down = 0;
+
+	n = xlbd_vip_backends(d, vi, &first);
+	specs = calloc(n ? n : 1, sizeof(*specs));
+	if (!specs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct xlb_backend_conf *b = &d->state.backends[first + i];
+
+		if (b->admin == XLB_ADMIN_ACTIVE && b->weight) {
+			eligible++;
+			down += xlbd_backend_down(d, vi, first + i);
+		}
+	}
+	*panic = xlb_hc_panic(eligible, down, v->panic_pct);
+	rv->eligible = eligible;
+	rv->down = down;
+	for (i = 0; i < n; i++) {
+		const struct xlb_backend_conf *b = &d->state.backends[first + i];
+		const struct xlbd_be *rb = &d->rt_bes[first + i];
+		struct xlb_backend_spec *sp = &specs[i];
+
+		sp->name = strdup(b->name);
+		if (!sp->name) {
+			specs_free(specs, i);
+			return -ENOMEM;
+		}
+		sp->weight = b->weight;
+		sp->id = rb->id;
+		if (b->admin == XLB_ADMIN_DOWN)
+			sp->state = XLB_BACKEND_DOWN;
+		else if (b->admin == XLB_ADMIN_DRAIN)
+			sp->state = XLB_BACKEND_DRAIN;
+		else if (!*panic && xlbd_backend_down(d, vi, first + i))
+			sp->state = XLB_BACKEND_DOWN;
+		else
+			sp->state = XLB_BACKEND_ACTIVE;
+	}
+	*out = specs;
+	*n_out = n;
+	return 0;
+}
+
+static bool specs_equal(const struct xlb_backend_spec *a, size_t na,
+			const struct xlb_backend_spec *b, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (a[i].weight != b[i].weight || a[i].id != b[i].id ||
+		    a[i].state != b[i].state || strcmp(a[i].name, b[i].name))
+			return false;
+	return true;
+}
+
+static void table_params(const struct xlbd *d, const struct xlb_vip_conf *v,
+			 struct xlb_table_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->algo = v->algo;
+	p->size = v->table_size;
+	p->vnodes = v->vnodes;
+	p->key = d->state.global.key;
+}
+
+/*
+ * Bringing tables up to date with their inputs, in three steps: decide on
+ * the event loop which VIPs' inputs changed (prepare), build and publish
+ * those tables on worker threads (work: table builds are independent, and
+ * publishing waits for an RCU grace period in the kernel, which concurrent
+ * publishers share), then record the results on the event loop (finish).
+ * A table equal slot for slot to the published one is not published again
+ * (so an adopting daemon causes no churn), but its inputs are remembered.
+ */
+struct table_job {
+	size_t vi;
+	uint32_t id;
+	uint32_t map_id;	/* of the table published */
+	uint64_t inputs;
+	struct xlb_table_params p;
+	struct xlb_backend_spec *specs;
+	size_t n;
+	const struct xlb_table *old;	/* published, or NULL */
+	struct xlb_table t;
+	bool published;
+	int ret;
+	struct xlb_err err;
+	double build_ms, publish_ms;
+};
+
+/* FNV-1a over everything a table depends on. */
+static uint64_t inputs_digest(const struct xlb_table_params *p,
+			      const struct xlb_backend_spec *sp, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	const uint8_t *b;
+	size_t i, k;
+
+#define MIX(ptr, len)						\
+	do {							\
+		b = (const uint8_t *)(ptr);			\
+		for (k = 0; k < (len); k++)			\
+			h = (h ^ b[k]) * 1099511628211ull;	\
+	} while (0)
+	MIX(p, sizeof(*p));
+	for (i = 0; i < n; i++) {
+		MIX(sp[i].name, strlen(sp[i].name) + 1);
+		MIX(&sp[i].weight, sizeof(sp[i].weight));
+		MIX(&sp[i].id, sizeof(sp[i].id));
+		MIX(&sp[i].state, sizeof(sp[i].state));
+	}
+#undef MIX
+	return h;
+}
+
+const struct xlb_table *xlbd_vip_table(struct xlbd *d, size_t vi)
+{
+	struct xlbd_vip *rv = &d->rt_vips[vi];
+	struct xlb_err err = { "" };
+	struct xlb_table t;
+
+	if (!rv->published)
+		return NULL;
+	if (!rv->lazy)
+		return &rv->table;
+	if (xlb_dp_table_read_map(rv->map_id, &t, &err) ||
+	    t.size != rv->table.size) {
+		char vs[XLB_VIP_STR_MAX];
+
+		if (!err.msg[0])
+			xlb_table_free(&t);
+		log_warn("VIP %s: the adopted table is gone (%s); publishing it again",
+			 xlb_vip_str(&d->state.vips[vi].key, vs),
+			 err.msg[0] ? err.msg : "other size");
+		rv->lazy = false;
+		rv->published = false;
+		d->dirty = true;
+		return NULL;
+	}
+	rv->table = t;
+	rv->lazy = false;
+	return &rv->table;
+}
+
+/* A job for VIP vi if its inputs changed; 0 with *need false otherwise. */
+static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
+			 bool *need)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[vi];
+	struct xlbd_vip *rv = &d->rt_vips[vi];
+	bool panic;
+	int ret;
+
+	*need = false;
+	memset(j, 0, sizeof(*j));
+	table_params(d, v, &j->p);
+	ret = vip_specs(d, vi, &j->specs, &j->n, &panic);
+	if (ret)
+		return ret;
+	if (panic != rv->panic) {
+		char vs[XLB_VIP_STR_MAX];
+
+		if (panic)
+			log_err("VIP %s: PANIC: %u of %u backends are down (more than %u%%); keeping all of them in the table",
+				xlb_vip_str(&v->key, vs), rv->down, rv->eligible,
+				v->panic_pct);
+		else
+			log_notice("VIP %s: panic over: %u of %u backends down",
+				   xlb_vip_str(&v->key, vs), rv->down,
+				   rv->eligible);
+		rv->panic = panic;
+	}
+	if (rv->published && !memcmp(&j->p, &rv->params, sizeof(j->p)) &&
+	    specs_equal(j->specs, j->n, rv->specs, rv->n_specs)) {
+		specs_free(j->specs, j->n);
+		j->specs = NULL;
+		return 0;
+	}
+	j->inputs = inputs_digest(&j->p, j->specs, j->n);
+	if (rv->prev_valid && rv->prev_inputs == j->inputs) {
+		/*
+		 * Adopting: the previous daemon published a table from these
+		 * very inputs; take its record, read the table only when
+		 * someone asks (reading a map of maps waits for a grace
+		 * period, which a restart of 1000 VIPs cannot afford).
+		 */
+		rv->prev_valid = false;
+		rv->specs = j->specs;
+		rv->n_specs = j->n;
+		rv->params = j->p;
+		rv->inputs = j->inputs;
+		rv->fingerprint = rv->prev_fp;
+		rv->map_id = rv->prev_map_id;
+		rv->in_table = rv->prev_in_table;
+		rv->table.size = j->p.size;
+		rv->table.slots = NULL;
+		rv->lazy = true;
+		rv->published = true;
+		j->specs = NULL;
+		return 0;
+	}
+	rv->prev_valid = false;
+	j->vi = vi;
+	j->id = rv->id;
+	j->old = rv->published && rv->table.slots ? &rv->table : NULL;
+	*need = true;
+	return 0;
+}
+
+/* On a worker: no daemon state is touched but the job and the maps. */
+static void table_work(struct xlb_dp *dp, struct table_job *j)
+{
+	double t0 = xlbd_now(), t1;
+
+	j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n, &j->err);
+	t1 = xlbd_now();
+	j->build_ms = (t1 - t0) * 1e3;
+	if (j->ret)
+		return;
+	if (j->old && j->t.size == j->old->size &&
+	    !memcmp(j->t.slots, j->old->slots,
+		    j->t.size * sizeof(*j->t.slots)))
+		return;
+	j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t, &j->map_id,
+					 &j->err);
+	j->publish_ms = (xlbd_now() - t1) * 1e3;
+	j->published = !j->ret;
+}
+
+struct table_jobs {
+	struct xlb_dp *dp;
+	struct table_job *jobs;
+};
+
+static void table_job_run(void *ctx, size_t k)
+{
+	struct table_jobs *tj = ctx;
+
+	table_work(tj->dp, &tj->jobs[k]);
+}
+
+/* Distinct primaries of t: one pass, whatever the number of backends. */
+static uint32_t table_members(const struct xlb_table *t)
+{
+	static uint64_t seen[(XLB_BACKEND_ID_MAX + 64) / 64];
+	uint32_t s, n = 0;
+
+	memset(seen, 0, sizeof(seen));
+	for (s = 0; s < t->size; s++) {
+		uint16_t id = t->slots[s].primary;
+
+		if (id > XLB_BACKEND_ID_MAX || seen[id / 64] & (1ull << id % 64))
+			continue;
+		seen[id / 64] |= 1ull << id % 64;
+		n++;
+	}
+	return n;
+}
+
+/* Back on the event loop; false when the job failed (err logged). */
+static bool table_finish(struct xlbd *d, struct table_job *j)
+{
+	struct xlbd_vip *rv = &d->rt_vips[j->vi];
+	char vs[XLB_VIP_STR_MAX];
+
+	xlb_vip_str(&d->state.vips[j->vi].key, vs);
+	if (j->ret) {
+		log_err("VIP %s: cannot publish its table: %s", vs, j->err.msg);
+		xlb_table_free(&j->t);
+		specs_free(j->specs, j->n);
+		return false;
+	}
+	if (j->published) {
+		rv->generation++;
+		rv->changed_at = xlbd_now();
+		rv->map_id = j->map_id;
+	}
+	rv->inputs = j->inputs;
+	rv->lazy = false;
+	xlb_table_free(&rv->table);
+	rv->table = j->t;
+	specs_free(rv->specs, rv->n_specs);
+	rv->specs = j->specs;
+	rv->n_specs = j->n;
+	rv->params = j->p;
+	rv->published = true;
+	rv->fingerprint = xlb_table_fingerprint(&rv->table, rv->specs, rv->n_specs);
+	rv->in_table = table_members(&rv->table);
+	if (j->published)
+		log_info("VIP %s: table generation %llu published (built in %.1f ms, switched in %.1f ms), fingerprint 0x%016llx, %u backends in it",
+			 vs, (unsigned long long)rv->generation, j->build_ms,
+			 j->publish_ms, (unsigned long long)rv->fingerprint,
+			 rv->in_table);
+	return true;
+}
+
+
+static void vip_value(const struct xlbd *d, size_t vi, struct xlb_vip *out)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[vi];
+
+	memset(out, 0, sizeof(*out));
+	out->id = d->rt_vips[vi].id;
+	out->flags = v->stateless ? XLB_VIP_F_STATELESS : 0;
+	out->hash_mode = v->hash_mode;
+	out->src4 = v->src4;
+	memcpy(out->src6, v->src6, sizeof(out->src6));
+}
+
+static int vip_entry_sync(struct xlbd *d, size_t vi, struct xlb_err *err)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[vi];
+	struct xlb_vip want, cur;
+
+	vip_value(d, vi, &want);
+	if (!xlb_dp_vip_get(&d->dp, &v->key, &cur) &&
+	    !memcmp(&cur, &want, sizeof(cur)))
+		return 0;
+	return xlb_dp_vip_set(&d->dp, &v->key, &want, err);
+}
+
+
+void xlbd_reconcile(struct xlbd *d)
+{
+	struct table_job *jobs;
+	double t0 = xlbd_now();
+	size_t i, n = 0;
+	bool any = false;
+
+	jobs = calloc(d->state.n_vips ? d->state.n_vips : 1, sizeof(*jobs));
+	if (!jobs) {
+		d->dirty = true;
+		return;
+	}
+	for (i = 0; i < d->state.n_vips; i++) {
+		bool need;
+
+		if (table_prepare(d, i, &jobs[n], &need)) {
+			d->dirty = true;	/* out of memory: later */
+			continue;
+		}
+		n += need;
+	}
+	/*
+	 * Every VIP entry changed here, and every table that changed size,
+	 * reaches packets in one index switch, at the release below.  The
+	 * pool publishes on several threads: libxlb wants the hold for that.
+	 */
+	xlb_dp_vip_hold(&d->dp);
+	xlbd_pool_run(n, table_job_run, &(struct table_jobs){ &d->dp, jobs });
+	for (i = 0; i < n; i++) {
+		if (!table_finish(d, &jobs[i])) {
+			d->publish_errors++;
+			d->rt_vips[jobs[i].vi].errors++;
+			d->dirty = true;	/* try again on the next tick */
+			continue;
+		}
+		d->rt_vips[jobs[i].vi].errors = 0;
+		any |= jobs[i].published;
+	}
+	free(jobs);
+	for (i = 0; i < d->state.n_vips; i++) {
+		struct xlb_err err = { "" };
+		char vs[XLB_VIP_STR_MAX];
+
+		if (!d->rt_vips[i].published)
+			continue;	/* no table yet: no entry either */
+		if (vip_entry_sync(d, i, &err)) {
+			d->publish_errors++;
+			d->dirty = true;
+			log_err("VIP %s: %s",
+				xlb_vip_str(&d->state.vips[i].key, vs),
+				err.msg);
+		}
+	}
+	{
+		struct xlb_err err = { "" };
+
+		if (xlb_dp_vip_release(&d->dp, &err)) {
+			d->publish_errors++;
+			d->dirty = true;
+			log_err("%s", err.msg);
+		}
+	}
+	if (any) {
+		d->last_publish_at = xlbd_now();
+		d->updates++;
+		d->update_seconds_last = d->last_publish_at - t0;
+		d->update_seconds_sum += d->update_seconds_last;
+		d->runtime_dirty = true;
+	}
+}
+
+struct unpublish {
+	struct xlb_dp *dp;
+	const uint32_t *ids;
+};
+
+static void unpublish_one(void *ctx, size_t k)
+{
+	struct unpublish *u = ctx;
+
+	xlb_dp_table_unpublish(u->dp, u->ids[k]);
+}
+
+/* Remove the tables of VIP ids (their entries gone), on the worker pool. */
+void xlbd_tables_unpublish(struct xlbd *d, const uint32_t *ids, size_t n)
+{
+	xlbd_pool_run(n, unpublish_one, &(struct unpublish){ &d->dp, ids });
+}
