@@ -352,7 +352,7 @@ TEST_F(xlbd, pinned_table_is_the_library_table_and_fingerprints_agree)
 
 TEST_F(xlbd, adding_a_backend_publishes_a_new_generation_with_it)
 {
-	struct xlb_table got = { 0 }, want = { 0 };
+	struct xlb_table before = { 0 }, got = { 0 }, want = { 0 };
 	json_object *j;
 	long long g1, g2;
 	uint64_t fp;
@@ -361,6 +361,7 @@ TEST_F(xlbd, adding_a_backend_publishes_a_new_generation_with_it)
 	j = ctl_json(&self->e, "vip show " VIP);
 	g1 = jget_int(j, "vips.0.generation");
 	json_object_put(j);
+	ASSERT_EQ(0, pinned_table(&self->e, VIP, &before));
 	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "5"));
 	j = ctl_json(&self->e, "vip show " VIP);
 	g2 = jget_int(j, "vips.0.generation");
@@ -369,6 +370,11 @@ TEST_F(xlbd, adding_a_backend_publishes_a_new_generation_with_it)
 	ASSERT_EQ(0, pinned_table(&self->e, VIP, &got));
 	expected_table(names4, NULL, 4, 4093, &want, &fp);
 	EXPECT_TRUE(same_placement(&self->e, VIP, &got, names4, 4, &want));
+	/* the log says how much of the table moved, as the maps show it */
+	sh("grep -c 'VIP " VIP ": table generation %lld published .*, %zu of 4093 slots moved$' %s/xlbd.log",
+	   g2, xlb_table_diff(&before, &got), self->e.dir);
+	EXPECT_STREQ("1\n", out);
+	xlb_table_free(&before);
 	xlb_table_free(&got);
 	xlb_table_free(&want);
 }

@@ -89,7 +89,10 @@ void xlb_table_free(struct xlb_table *t);
 uint64_t xlb_table_fingerprint(const struct xlb_table *t,
 			       const struct xlb_backend_spec *b, size_t n);
 
-/* Number of slots whose primary id differs; tables must have equal size. */
+/*
+ * Number of slots whose primary id differs; tables must have equal size.
+ * xlbd logs it for every table it publishes over one of the same size.
+ */
 size_t xlb_table_diff(const struct xlb_table *a, const struct xlb_table *b);
 
 /* Slots whose primary is id. */

@@ -6,6 +6,7 @@
  * loop, under d->lock; builds and publishes run on the worker pool.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,7 +306,7 @@ static uint32_t table_members(const struct xlb_table *t)
 static bool table_finish(struct xlbd *d, struct table_job *j)
 {
 	struct xlbd_vip *rv = &d->rt_vips[j->vi];
-	char vs[XLB_VIP_STR_MAX];
+	char vs[XLB_VIP_STR_MAX], moved[64] = "";
 
 	xlb_vip_str(&d->state.vips[j->vi].key, vs);
 	if (j->ret) {
@@ -319,6 +320,10 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 		rv->changed_at = xlbd_now();
 		rv->map_id = j->map_id;
 	}
+	/* how much of the table moved (not known for a table never read) */
+	if (j->published && rv->table.slots && rv->table.size == j->t.size)
+		snprintf(moved, sizeof(moved), ", %zu of %u slots moved",
+			 xlb_table_diff(&rv->table, &j->t), j->t.size);
 	rv->inputs = j->inputs;
 	rv->lazy = false;
 	xlb_table_free(&rv->table);
@@ -331,10 +336,10 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 	rv->fingerprint = xlb_table_fingerprint(&rv->table, rv->specs, rv->n_specs);
 	rv->in_table = table_members(&rv->table);
 	if (j->published)
-		log_info("VIP %s: table generation %llu published (built in %.1f ms, switched in %.1f ms), fingerprint 0x%016llx, %u backends in it",
+		log_info("VIP %s: table generation %llu published (built in %.1f ms, switched in %.1f ms), fingerprint 0x%016llx, %u backends in it%s",
 			 vs, (unsigned long long)rv->generation, j->build_ms,
 			 j->publish_ms, (unsigned long long)rv->fingerprint,
-			 rv->in_table);
+			 rv->in_table, moved);
 	return true;
 }
 
