@@ -577,7 +577,7 @@ TEST_F(dp, vip_bad_forms_rejected_map_unchanged)
 		{ "hash mode 3", vip4("203.0.113.3", 80, IPPROTO_TCP),
 		  { .id = 3, .hash_mode = 3 }, EINVAL, "hash mode" },
 		{ "id of another VIP", vip4("203.0.113.4", 80, IPPROTO_TCP),
-		  { .id = 7 }, EEXIST, "already used by VIP tcp 203.0.113.1:443" },
+		  { .id = 7 }, EEXIST, "already used by VIP 203.0.113.1:443/tcp" },
 	};
 	struct xlb_vip got;
 	size_t i;

@@ -15,6 +15,7 @@
 
 #include <bpf/bpf.h>
 
+#include "config.h"
 #include "dp_internal.h"
 
 /* Entries per batch syscall when walking a hash map. */
@@ -90,26 +91,6 @@ static bool vip_same_addr(const struct xlb_vip_key *a,
 {
 	return a->family == b->family &&
 	       !memcmp(a->addr, b->addr, sizeof(a->addr));
-}
-
-static const char *proto_name(__u8 proto)
-{
-	return proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" : "?";
-}
-
-/* "tcp 192.0.2.1:80", "udp [2001:db8::1]:53", "tcp 192.0.2.1:*" */
-static const char *vip_str(const struct xlb_vip_key *k, char *buf, size_t len)
-{
-	char addr[INET6_ADDRSTRLEN], port[8] = "*";
-	int v6 = k->family == XLB_FAMILY_INET6;
-
-	if (!inet_ntop(v6 ? AF_INET6 : AF_INET, k->addr, addr, sizeof(addr)))
-		snprintf(addr, sizeof(addr), "?");
-	if (k->port)
-		snprintf(port, sizeof(port), "%u", ntohs(k->port));
-	snprintf(buf, len, "%s %s%s%s:%s", proto_name(k->proto), v6 ? "[" : "",
-		 addr, v6 ? "]" : "", port);
-	return buf;
 }
 
 static int vip_key_check(const struct xlb_vip_key *k, struct xlb_err *err)
@@ -270,7 +251,7 @@ int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 	struct xlb_vip v = *vip, old;
 	struct vip_table vt;
 	bool had_old = false;
-	char a[80], b[80];
+	char a[XLB_VIP_STR_MAX], b[XLB_VIP_STR_MAX];
 	__u32 i;
 	int ret, index_ret = 0;
 
@@ -295,8 +276,8 @@ int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 		} else if (vt.vals[i].id == v.id) {
 			ret = xlb_errf(err, EEXIST,
 				       "VIP id %u is already used by VIP %s: every VIP needs an id of its own (for %s)",
-				       v.id, vip_str(&vt.keys[i], a, sizeof(a)),
-				       vip_str(key, b, sizeof(b)));
+				       v.id, xlb_vip_str(&vt.keys[i], a),
+				       xlb_vip_str(key, b));
 		}
 	}
 	dp_vip_table_free(&vt);
@@ -327,10 +308,10 @@ int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 	if (ret == -E2BIG)
 		return xlb_errf(err, E2BIG,
 				"cannot add VIP %s: the VIP map is full (it holds the VIPs and one marker per VIP address)",
-				vip_str(key, a, sizeof(a)));
+				xlb_vip_str(key, a));
 	if (ret)
 		return xlb_errf(err, -ret, "cannot write VIP %s: %s",
-				vip_str(key, a, sizeof(a)), strerror(-ret));
+				xlb_vip_str(key, a), strerror(-ret));
 	return 0;
 }
 
