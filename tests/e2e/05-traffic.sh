@@ -12,7 +12,7 @@ if [[ -z ${XLB_TRAFFIC_NETNS:-} ]]; then
 	[[ $(id -u) -eq 0 ]] || { echo "Bail out! needs root"; exit 1; }
 	XLB_TRAFFIC_NETNS=1 exec unshare --net -- "$0" "$@"
 fi
-. tests/e2e/lib/tap.sh
+. tests/lib/tap.sh
 
 X=${O:-build}/xlb-traffic
 [[ -x $X ]] || tap_bail "$X is missing; run 'make'"

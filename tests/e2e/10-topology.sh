@@ -10,7 +10,7 @@
 # leftovers that cannot be deleted stop topo_up with a reason.  Prints TAP.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-. tests/e2e/lib/tap.sh
+. tests/lib/tap.sh
 . tests/e2e/lib/topo.sh
 
 X=$XLB_BIN/xlb-traffic

@@ -15,7 +15,7 @@
 # tunnel), and 500 long-lived connections that must not break.  Prints TAP.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-. tests/e2e/lib/tap.sh
+. tests/lib/tap.sh
 . tests/e2e/lib/topo.sh
 
 N=${E2E_CONNS:-2000}

@@ -22,7 +22,7 @@
 # Prints TAP.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-. tests/e2e/lib/tap.sh
+. tests/lib/tap.sh
 . tests/e2e/lib/topo.sh
 . tests/e2e/lib/scenario.sh
 

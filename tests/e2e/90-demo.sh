@@ -8,7 +8,7 @@
 # A bad DURATION is refused.  Prints TAP.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-. tests/e2e/lib/tap.sh
+. tests/lib/tap.sh
 
 O=${O:-build}
 [[ $(id -u) -eq 0 ]] || tap_bail "needs root"

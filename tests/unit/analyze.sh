@@ -11,31 +11,14 @@ BIN=${O:-build}/xlb-analyze
 KEYS=20000
 ALGOS="maglev ring modn jump rendezvous"
 TOTAL=12
-n=0 failed=0
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-echo "TAP version 13"
-echo "1..$TOTAL"
+. tests/lib/tap.sh
 if [[ ! -x "$BIN" ]]; then
 	echo "Bail out! $BIN is missing; run 'make $BIN'"
 	exit 1
 fi
-
-result() {	# result STATUS NAME [DIAGNOSTIC...]
-	local status=$1 name=$2
-
-	shift 2
-	n=$((n + 1))
-	if [[ $status -eq 0 ]]; then
-		echo "ok $n $name"
-		return
-	fi
-	echo "not ok $n $name"
-	failed=$((failed + 1))
-	[[ $# -gt 0 ]] && printf '%s\n' "$@" | grep . | sed 's/^/#   /'
-	return 0
-}
 
 # json_check FILE PYTHON-EXPR: the expression over `rows` (algo -> object)
 json_check() {
@@ -78,29 +61,29 @@ for line, algo in zip(lines, algos):
 EOF
 prc=$?
 [[ $rc -eq 0 && $prc -eq 0 ]]
-result $? "-j prints one line per algorithm with every required key" \
+tap_result $? "-j prints one line per algorithm with every required key" \
 	"$(cat "$tmp/shape.log" "$tmp/add.err" 2>/dev/null)"
 
 # --- churn ------------------------------------------------------------------
 json_check "$tmp/add.json" 'rows["ring"]["moved_only_changed"] is True'
-result $? "ring: on add, only flows to the new backend move"
+tap_result $? "ring: on add, only flows to the new backend move"
 
 "$BIN" -j --keys $KEYS --change remove --algo ring >"$tmp/rm.json" 2>/dev/null &&
 	json_check "$tmp/rm.json" 'rows["ring"]["moved_only_changed"] is True'
-result $? "ring: on remove, only flows of the removed backend move"
+tap_result $? "ring: on remove, only flows of the removed backend move"
 
 # Maglev is not perfectly minimal (the paper trades a little churn for
 # balance): moved >= ideal, up to sampling noise of the K flows (3 sigma).
 json_check "$tmp/add.json" '
 (lambda o, i: i - 3 * (i * (1 - i) / o["keys"]) ** 0.5 <=
  o["moved_fraction"] <= 2 * i)(rows["maglev"], rows["maglev"]["ideal_moved_fraction"])'
-result $? "maglev: moved fraction on add within [ideal, 2 x ideal]" \
+tap_result $? "maglev: moved fraction on add within [ideal, 2 x ideal]" \
 	"$(grep maglev "$tmp/add.json")"
 
 json_check "$tmp/add.json" '
 rows["jump"]["moved_only_changed"] and rows["rendezvous"]["moved_only_changed"]
 and abs(rows["modn"]["moved_fraction"] - (1 - 1 / 11)) < 0.02'
-result $? "jump and rendezvous minimal on add, modn moves about 1 - 1/(N+1)"
+tap_result $? "jump and rendezvous minimal on add, modn moves about 1 - 1/(N+1)"
 
 # --- usage errors -------------------------------------------------------------
 bad_arg() {	# bad_arg OPTION-NAME ARGS...
@@ -110,7 +93,7 @@ bad_arg() {	# bad_arg OPTION-NAME ARGS...
 	"$BIN" --keys 100 "$@" >/dev/null 2>"$tmp/bad.err"
 	rc=$?
 	[[ $rc -eq 2 ]] && grep -q -- "$opt" "$tmp/bad.err"
-	result $? "$* exits 2 naming $opt" "exit status $rc" \
+	tap_result $? "$* exits 2 naming $opt" "exit status $rc" \
 		"$(cat "$tmp/bad.err")"
 }
 
@@ -127,7 +110,6 @@ rc=$?
 [[ $rc -eq 0 && -s "$tmp/plot.png" ]] &&
 	[[ $(head -c 8 "$tmp/plot.png" | od -An -tx1 | tr -d ' \n') == \
 	   89504e470d0a1a0a ]]
-result $? "--plot writes a PNG" "exit status $rc" "$(cat "$tmp/plot.err")"
+tap_result $? "--plot writes a PNG" "exit status $rc" "$(cat "$tmp/plot.err")"
 
-[[ $n -eq $TOTAL ]] || { echo "# planned $TOTAL cases, ran $n"; exit 1; }
-[[ $failed -eq 0 ]]
+tap_done "$TOTAL"

@@ -9,17 +9,14 @@
 cd "$(dirname "$0")/../.." || exit 1
 O=${O:-build}
 BENCH=$O/xlb-bench
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
-skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
 root=0
 [[ $(id -u) -eq 0 ]] && root=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-echo "TAP version 13"
+. tests/lib/tap.sh
+# check NAME SHELL-CODE: ok when the code, evaluated here, succeeds
+check() { if eval "$2"; then tap_ok "$1"; else tap_not_ok "$1"; fi; }
 out=$($BENCH --quick -j tables 2>&1)
 check "tables -j prints one JSON record per case" \
 	'python3 -c "
@@ -52,8 +49,8 @@ check "bad --against, or it with another part than pkt, exits 2" \
 	 { $BENCH --against "$tmp/none.o" pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
 	 [[ $($BENCH --against $O/xlb.bpf.o tables 2>&1 >/dev/null) == *"pkt only"* ]]'
 if [[ $root -eq 0 ]]; then
-	skip "pkt -j" "needs root"
-	skip "pkt --against" "needs root"
+	tap_skip "pkt -j" "needs root"
+	tap_skip "pkt --against" "needs root"
 else
 	out=$($BENCH --quick -j pkt 2>&1)
 	check "pkt -j prints every path with a baseline ratio, and the verifier's figures" \
@@ -123,11 +120,10 @@ parts = {p[\"name\"]: p[\"status\"] for p in res[\"parts\"]}
 assert \"failed\" not in parts.values(), parts
 " "$tmp/results.json"'
 if ! command -v gnuplot >/dev/null; then
-	skip "the report names the machine and the plots are written" "no gnuplot"
+	tap_skip "the report names the machine and the plots are written" "no gnuplot"
 else
 	check "the report names the machine and the plots are written" \
 		'grep -q "^machine: .*cores.*kernel" "$tmp/report" && ls "$tmp"/tables_vs_n.png >/dev/null &&
 		 { [[ $root -eq 0 ]] || ls "$tmp"/pkt_paths.png "$tmp"/pkt_vs_vips.png "$tmp"/pkt_vs_ct_fill.png "$tmp"/live_vs_m.png >/dev/null; }'
 fi
-echo "1..$n"
-exit $failed
+tap_done

@@ -14,7 +14,6 @@ cd "$(dirname "$0")/../.." || exit 1
 BIN=${O:-build}/xlbctl
 [[ "$BIN" == /* ]] || BIN=$PWD/$BIN
 VIP=192.0.2.10:80/tcp
-n=0 failed=0
 tmp=$(mktemp -d) || exit 1
 fake_pid=
 cleanup() {
@@ -23,31 +22,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "TAP version 13"
+. tests/lib/tap.sh
 if [[ ! -x "$BIN" ]]; then
 	echo "Bail out! $BIN is missing; run 'make $BIN'"
 	exit 1
 fi
-
-result() {	# result STATUS NAME [DIAGNOSTIC...]
-	local status=$1 name=$2
-
-	shift 2
-	n=$((n + 1))
-	if [[ $status -eq 0 ]]; then
-		echo "ok $n $name"
-		return
-	fi
-	echo "not ok $n $name"
-	failed=$((failed + 1))
-	[[ $# -gt 0 ]] && printf '%s\n' "$@" | grep . | head -20 | sed 's/^/#   /'
-	return 0
-}
-
-skip() {	# skip NAME REASON
-	n=$((n + 1))
-	echo "ok $n $1 # SKIP $2"
-}
 
 # ctl ARGS...: run xlbctl; stdout in $tmp/out, stderr in $tmp/err, $rc
 ctl() {
@@ -273,42 +252,42 @@ for o in $OBJECTS; do
 	grep -q "^  $o\b" "$tmp/out" || ok=1
 done
 cp "$tmp/out" "$tmp/help"
-result $ok "--help lists every command and exits 0" "$(seen)"
+tap_result $ok "--help lists every command and exits 0" "$(seen)"
 
 ctl -h
 cmp -s "$tmp/out" "$tmp/help" && [[ $rc -eq 0 ]]
-result $? "-h prints the same help" "$(seen)"
+tap_result $? "-h prints the same help" "$(seen)"
 
 ctl -V
 [[ $rc -eq 0 ]] && grep -qE '^xlbctl [0-9]+\.[0-9]+ \(control protocol 1\)$' "$tmp/out"
-result $? "-V prints the version and the protocol" "$(seen)"
+tap_result $? "-V prints the version and the protocol" "$(seen)"
 
 for o in $OBJECTS; do
 	ctl "$o" --help
 	[[ $rc -eq 0 && ! -s "$tmp/err" ]] && head -1 "$tmp/out" | grep -q "^Usage: xlbctl $o\b"
-	result $? "$o --help prints its usage" "$(seen)"
+	tap_result $? "$o --help prints its usage" "$(seen)"
 done
 
 ctl vip add --help
 [[ $rc -eq 0 ]] && [[ $(grep -c 'xlbctl vip' "$tmp/out") -eq 1 ]] &&
 	has "$tmp/out" "Usage: xlbctl vip add VIP" && has "$tmp/out" "table-size M"
-result $? "vip add --help prints that verb with the VIP options" "$(seen)"
+tap_result $? "vip add --help prints that verb with the VIP options" "$(seen)"
 
 ctl backend drain -h
 [[ $rc -eq 0 ]] && has "$tmp/out" "Usage: xlbctl backend drain VIP ADDR"
-result $? "backend drain -h prints that verb" "$(seen)"
+tap_result $? "backend drain -h prints that verb" "$(seen)"
 
 ctl
 [[ $rc -eq 2 && ! -s "$tmp/out" ]] && has "$tmp/err" "Usage: xlbctl"
-result $? "no command: usage on stderr, exit status 2" "$(seen)"
+tap_result $? "no command: usage on stderr, exit status 2" "$(seen)"
 
 ctl "${X[@]}" frobnicate
 [[ $rc -eq 2 ]] && has "$tmp/err" 'unknown object "frobnicate"'
-result $? "an unknown command is named, exit status 2" "$(seen)"
+tap_result $? "an unknown command is named, exit status 2" "$(seen)"
 
 ctl -x status
 [[ $rc -eq 2 ]] && has "$tmp/err" "unknown option -x"
-result $? "an unknown global option is named, exit status 2" "$(seen)"
+tap_result $? "an unknown global option is named, exit status 2" "$(seen)"
 
 # Every command of --help is in the man page; the options are in both.
 man_text=$(groff -man -Tascii -P-cbou -rLL=200n -rHY=0 user/xlbctl/xlbctl.8 2>/dev/null)
@@ -324,7 +303,7 @@ for opt in --socket --instance --json --help --version --watch --interval \
 		"$BIN" "$o" --help; done) || missing+="$opt (help); "
 done
 [[ -n "$man_text" && -z "$missing" ]]
-result $? "every command and option of --help is in xlbctl.8" "missing: $missing"
+tap_result $? "every command and option of --help is in xlbctl.8" "missing: $missing"
 
 # --- arguments rejected before anything is sent -----------------------------------
 : >"$LOG"
@@ -342,7 +321,7 @@ bad_case() {	# bad_case TEXT... -- ARGS...
 		has "$tmp/err" "$a" || ok=1
 	done
 	has "$tmp/err" "xlbctl: " || ok=1
-	result $ok "rejected locally: $*" "$(seen)"
+	tap_result $ok "rejected locally: $*" "$(seen)"
 }
 bad_case "argument 3:" "99999" -- vip add 10.0.0.1:99999/tcp
 bad_case "argument 4:" "10.0.0.300" -- backend add 10.0.0.1:80/tcp 10.0.0.300
@@ -363,163 +342,163 @@ bad_case "different families" -- explain 'tcp 1.2.3.4:1 -> [2001:db8::1]:80'
 bad_case "restore needs a FILE" -- restore
 bad_case "argument 2:" '"extra"' -- status extra
 [[ $(requests) -eq 0 ]]
-result $? "nothing was sent for any rejected command" "$(cat "$LOG")"
+tap_result $? "nothing was sent for any rejected command" "$(cat "$LOG")"
 
 # --- no daemon ------------------------------------------------------------------
 ctl -s "$tmp/none.sock" status
 [[ $rc -eq 1 ]] && has "$tmp/err" "xlbctl: cannot connect to $tmp/none.sock: No such file or directory"
-result $? "no daemon: 'cannot connect to PATH: ...', exit status 1" "$(seen)"
+tap_result $? "no daemon: 'cannot connect to PATH: ...', exit status 1" "$(seen)"
 
 XLB_SOCKET=$tmp/env.sock ctl vip show
 [[ $rc -eq 1 ]] && has "$tmp/err" "cannot connect to $tmp/env.sock:"
-result $? "XLB_SOCKET names the socket" "$(seen)"
+tap_result $? "XLB_SOCKET names the socket" "$(seen)"
 
 inst=xlbctl-test-$$
 ctl -i "$inst" status
 [[ $rc -eq 1 ]] && has "$tmp/err" "cannot connect to /run/xlb/$inst.sock:"
-result $? "--instance NAME uses /run/xlb/NAME.sock" "$(seen)"
+tap_result $? "--instance NAME uses /run/xlb/NAME.sock" "$(seen)"
 
 if [[ -e /run/xlb/xlbd.sock ]]; then
-	skip "--instance default uses /run/xlb/xlbd.sock" "an xlbd runs here"
+	tap_skip "--instance default uses /run/xlb/xlbd.sock" "an xlbd runs here"
 else
 	XLB_SOCKET=$tmp/env.sock ctl --instance default status
 	[[ $rc -eq 1 ]] && has "$tmp/err" "cannot connect to /run/xlb/xlbd.sock:"
-	result $? "--instance default uses /run/xlb/xlbd.sock" "$(seen)"
+	tap_result $? "--instance default uses /run/xlb/xlbd.sock" "$(seen)"
 fi
 
 ctl -s "$SOCK" -i blue status
 [[ $rc -eq 2 ]] && has "$tmp/err" "give one"
-result $? "--socket with --instance is a usage error" "$(seen)"
+tap_result $? "--socket with --instance is a usage error" "$(seen)"
 
 ctl -i ../etc status
 [[ $rc -eq 2 ]] && has "$tmp/err" 'instance "../etc"'
-result $? "a bad instance name is a usage error" "$(seen)"
+tap_result $? "a bad instance name is a usage error" "$(seen)"
 
 # --- where -j goes ---------------------------------------------------------------
 ctl "${X[@]}" -j status
 [[ $rc -eq 0 ]] && json_check "$tmp/out" 'j["pid"] == 4242 and j["links"][0]["ifname"] == "eth0"'
-result $? "-j before the command prints the result as JSON" "$(seen)"
+tap_result $? "-j before the command prints the result as JSON" "$(seen)"
 
 ctl --json "${X[@]}" vip show
 [[ $rc -eq 0 ]] && json_check "$tmp/out" 'j["vips"][0]["fingerprint"] == "0x0123456789abcdef"'
-result $? "--json may come before -s too" "$(seen)"
+tap_result $? "--json may come before -s too" "$(seen)"
 
 : >"$LOG"
 ctl "${X[@]}" status -j
 [[ $rc -eq 2 ]] && has "$tmp/err" "-j is a global option; put it before"
-result $? "-j after a read command is a usage error naming the fix" "$(seen)"
+tap_result $? "-j after a read command is a usage error naming the fix" "$(seen)"
 
 ctl "${X[@]}" vip add 10.0.0.1:80/tcp -j
 [[ $rc -eq 2 ]] && has "$tmp/err" "argument 4: -j is a global option"
-result $? "-j after a change is a usage error" "$(seen)"
+tap_result $? "-j after a change is a usage error" "$(seen)"
 
 ctl "${X[@]}" stats --json
 [[ $rc -eq 2 && $(requests) -eq 0 ]] && has "$tmp/err" "global option"
-result $? "--json after stats is a usage error, nothing sent" "$(seen)"
+tap_result $? "--json after stats is a usage error, nothing sent" "$(seen)"
 
 ctl "${X[@]}" -j vip add 10.0.0.1:80/tcp
 [[ $rc -eq 0 ]] && json_check "$tmp/out" 'j == {"changed": True, "generation": 7}'
-result $? "-j on a change prints {changed, generation}" "$(seen)"
+tap_result $? "-j on a change prints {changed, generation}" "$(seen)"
 
 # --- requests ------------------------------------------------------------------
 ctl "${X[@]}" vip add 10.0.0.1:80/tcp algo ring
 [[ $rc -eq 0 && ! -s "$tmp/out" ]] &&
 	last_request 'r == {"version": 1, "cmd": "exec", "args": ["vip", "add", "10.0.0.1:80/tcp", "algo", "ring"]}'
-result $? "a change is exec with its tokens, and prints nothing" "$(seen)"
+tap_result $? "a change is exec with its tokens, and prints nothing" "$(seen)"
 
 ctl "${X[@]}" backend drain $VIP 10.0.0.11
 [[ $rc -eq 0 ]] && last_request 'r["args"] == ["backend", "set", "'$VIP'", "10.0.0.11", "state", "drain"]'
-result $? "backend drain is backend set ... state drain" "$(seen)"
+tap_result $? "backend drain is backend set ... state drain" "$(seen)"
 
 ctl "${X[@]}" backend undrain $VIP 10.0.0.11
 [[ $rc -eq 0 ]] && last_request 'r["args"] == ["backend", "set", "'$VIP'", "10.0.0.11", "state", "active"]'
-result $? "backend undrain is backend set ... state active" "$(seen)"
+tap_result $? "backend undrain is backend set ... state active" "$(seen)"
 
 ctl "${X[@]}" backend activate $VIP 2001:db8::11
 [[ $rc -eq 0 ]] && last_request 'r["args"] == ["backend", "set", "'$VIP'", "2001:db8::11", "state", "active"]'
-result $? "backend activate is backend set ... state active" "$(seen)"
+tap_result $? "backend activate is backend set ... state active" "$(seen)"
 
 ctl "${X[@]}" link attach eth0 generic
 [[ $rc -eq 0 ]] && last_request 'r["args"] == ["link", "attach", "eth0", "generic"]'
-result $? "link attach is exec" "$(seen)"
+tap_result $? "link attach is exec" "$(seen)"
 
 ctl "${X[@]}" vip show '[2001:db8:0::1]:443/tcp'
 [[ $rc -eq 0 ]] && last_request 'r == {"version": 1, "cmd": "vip.show", "vip": "[2001:db8::1]:443/tcp"}'
-result $? "vip show VIP sends the VIP in canonical form" "$(seen)"
+tap_result $? "vip show VIP sends the VIP in canonical form" "$(seen)"
 
 for c in "backend show:backend.show" "table show:table.show"; do
 	ctl "${X[@]}" ${c%%:*} $VIP
 	[[ $rc -eq 0 ]] && last_request 'r == {"version": 1, "cmd": "'${c#*:}'", "vip": "'$VIP'"}'
-	result $? "${c%%:*} VIP is ${c#*:}" "$(seen)"
+	tap_result $? "${c%%:*} VIP is ${c#*:}" "$(seen)"
 done
 
 ctl "${X[@]}" explain tcp 198.51.100.7:40000 '->' 192.0.2.10:80
 [[ $rc -eq 0 ]] && last_request 'r == {"version": 1, "cmd": "explain", "flow": "tcp 198.51.100.7:40000 -> 192.0.2.10:80"}'
-result $? "explain from separate words" "$(seen)"
+tap_result $? "explain from separate words" "$(seen)"
 
 ctl "${X[@]}" explain 'UDP [2001:db8:0::7]:5353 -> [2001:db8::10]:53'
 [[ $rc -eq 0 ]] && last_request 'r["flow"] == "udp [2001:db8::7]:5353 -> [2001:db8::10]:53"'
-result $? "explain from one quoted word, IPv6, canonical" "$(seen)"
+tap_result $? "explain from one quoted word, IPv6, canonical" "$(seen)"
 
 ctl "${X[@]}" explain tcp 198.51.100.7:40000 192.0.2.10:80
 [[ $rc -eq 0 ]] && last_request 'r["flow"] == "tcp 198.51.100.7:40000 -> 192.0.2.10:80"'
-result $? "explain without the arrow" "$(seen)"
+tap_result $? "explain without the arrow" "$(seen)"
 
 printf 'set key 00112233445566778899aabbccddeeff\nvip add %s # web\n' $VIP >"$tmp/good.conf"
 ctl "${X[@]}" restore "$tmp/good.conf"
 [[ $rc -eq 0 ]] && last_request 'r["cmd"] == "restore" and r["name"] == "'"$tmp/good.conf"'" and r["text"] == open("'"$tmp/good.conf"'").read()'
-result $? "restore FILE sends its text and name" "$(seen)"
+tap_result $? "restore FILE sends its text and name" "$(seen)"
 
 "$BIN" "${X[@]}" restore - <"$tmp/good.conf" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [[ $rc -eq 0 ]] && last_request 'r["name"] == "<stdin>" and r["text"] == open("'"$tmp/good.conf"'").read()'
-result $? "restore - reads standard input, named <stdin>" "$(seen)"
+tap_result $? "restore - reads standard input, named <stdin>" "$(seen)"
 
 : >"$LOG"
 printf 'set key 00112233445566778899aabbccddeeff\nvip add %s weight 2\n' $VIP >"$tmp/bad.conf"
 ctl "${X[@]}" restore "$tmp/bad.conf"
 [[ $rc -eq 1 && $(requests) -eq 0 ]] && has "$tmp/err" "xlbctl: $tmp/bad.conf:2:"
-result $? "restore of a bad file names FILE:LINE and sends nothing" "$(seen)"
+tap_result $? "restore of a bad file names FILE:LINE and sends nothing" "$(seen)"
 
 ctl "${X[@]}" restore "$tmp/missing.conf"
 [[ $rc -eq 1 ]] && has "$tmp/err" "cannot open $tmp/missing.conf"
-result $? "restore of a missing file fails with exit status 1" "$(seen)"
+tap_result $? "restore of a missing file fails with exit status 1" "$(seen)"
 
 for c in reload shutdown save status; do
 	ctl "${X[@]}" $c
 	[[ $rc -eq 0 ]] && last_request 'r == {"version": 1, "cmd": "'$c'"}'
-	result $? "$c sends {\"cmd\": \"$c\"}" "$(seen)"
+	tap_result $? "$c sends {\"cmd\": \"$c\"}" "$(seen)"
 done
 
 ctl "${X[@]}" save
 printf 'set key 00112233445566778899aabbccddeeff\nvip add %s\nbackend add %s 10.0.0.11\n' $VIP $VIP | cmp -s - "$tmp/out"
-result $? "save prints the text as it is" "$(seen)"
+tap_result $? "save prints the text as it is" "$(seen)"
 
 # --- answers that are refusals or break the protocol ---------------------------------
 respond exec '{"error": "VIP 10.0.0.1:80/tcp already exists; change it with \"vip set\""}'
 ctl "${X[@]}" vip add 10.0.0.1:80/tcp
 [[ $rc -eq 1 ]] && [[ "$(cat "$tmp/err")" == 'xlbctl: VIP 10.0.0.1:80/tcp already exists; change it with "vip set"' ]]
-result $? "a refusal prints the daemon's sentence after 'xlbctl: ', exit status 1" "$(seen)"
+tap_result $? "a refusal prints the daemon's sentence after 'xlbctl: ', exit status 1" "$(seen)"
 
 respond status '{"answer": {"version": 2, "ok": true, "result": {}}}'
 ctl "${X[@]}" status
 [[ $rc -eq 1 ]] && has "$tmp/err" "protocol version 2"
-result $? "an answer in another protocol version is refused" "$(seen)"
+tap_result $? "an answer in another protocol version is refused" "$(seen)"
 
 respond status '{"raw": "this is not json\n"}'
 ctl "${X[@]}" status
 [[ $rc -eq 1 ]] && has "$tmp/err" "not JSON"
-result $? "an answer that is not JSON fails" "$(seen)"
+tap_result $? "an answer that is not JSON fails" "$(seen)"
 
 respond status '{"close": true}'
 ctl "${X[@]}" status
 [[ $rc -eq 1 ]] && has "$tmp/err" "closed the connection"
-result $? "a connection closed without an answer fails" "$(seen)"
+tap_result $? "a connection closed without an answer fails" "$(seen)"
 
 respond status '{"answer": {"version": 1, "ok": true}}'
 ctl "${X[@]}" status
 [[ $rc -eq 1 ]] && has "$tmp/err" "no result"
-result $? "an answer without a result fails" "$(seen)"
+tap_result $? "an answer without a result fails" "$(seen)"
 respond_reset
 
 # --- views ------------------------------------------------------------------------
@@ -530,7 +509,7 @@ for t in "NAME" "SLOTS" "SHARE" "IDEAL" "50.2%" "50.0%" "max/avg 1.004" \
 	has "$tmp/out" "$t" || ok=1
 done
 ! has "$tmp/out" "note:" || ok=1
-result $ok "table show: slots, shares, max/avg, fingerprint, generation" "$(seen)"
+tap_result $ok "table show: slots, shares, max/avg, fingerprint, generation" "$(seen)"
 
 respond table.show '{"result": {"vip": "192.0.2.10:80/tcp", "algo": "maglev", "table_size": 251, "backends": [
  {"name": "a", "addr": "10.0.0.1", "id": 0, "slots": 84, "share": 0.3347, "ideal_share": 0.3333},
@@ -540,7 +519,7 @@ respond table.show '{"result": {"vip": "192.0.2.10:80/tcp", "algo": "maglev", "t
 ctl "${X[@]}" table show $VIP
 [[ $rc -eq 0 ]] && has "$tmp/out" "note: M = 251 is less than 100 x 3 backends" &&
 	has "$tmp/out" "table-size 509"
-result $? "table show notes M < 100 x backends in the table" "$(seen)"
+tap_result $? "table show notes M < 100 x backends in the table" "$(seen)"
 
 respond table.show '{"result": {"vip": "192.0.2.10:80/tcp", "algo": "maglev", "table_size": 251, "warning": "M is small", "backends": [
  {"name": "a", "slots": 126, "share": 0.5, "ideal_share": 0.5},
@@ -548,7 +527,7 @@ respond table.show '{"result": {"vip": "192.0.2.10:80/tcp", "algo": "maglev", "t
  {"name": "c", "slots": 0, "share": 0, "ideal_share": 0}]}}'
 ctl "${X[@]}" table show $VIP
 [[ $rc -eq 0 ]] && has "$tmp/out" "warning: M is small"
-result $? "table show prints the daemon's warning" "$(seen)"
+tap_result $? "table show prints the daemon's warning" "$(seen)"
 respond_reset
 
 ctl "${X[@]}" vip show
@@ -557,7 +536,7 @@ for t in VIP ALGO FINGERPRINT MEMORY "192.0.2.10:80/tcp" maglev "1.00 MiB" \
 	 "0x0123456789abcdef" " ago"; do
 	has "$tmp/out" "$t" || ok=1
 done
-result $ok "vip show: a table with units" "$(seen)"
+tap_result $ok "vip show: a table with units" "$(seen)"
 
 ctl "${X[@]}" vip show $VIP
 ok=0
@@ -566,7 +545,7 @@ for t in "health       http GET /healthz expects 200" "memory       1.00 MiB" \
 	 "flow cache   6 hits"; do
 	has "$tmp/out" "$t" || ok=1
 done
-result $ok "vip show VIP: the VIP in detail" "$(seen)"
+tap_result $ok "vip show VIP: the VIP in detail" "$(seen)"
 
 ctl "${X[@]}" backend show $VIP
 ok=0
@@ -574,7 +553,7 @@ for t in "3 backends" "WEIGHT" "33.5%" "web3" "drain" "failed timeout" \
 	 "ok http status 200" " KiB"; do
 	has "$tmp/out" "$t" || ok=1
 done
-result $ok "backend show: states, health, last check, shares, bytes" "$(seen)"
+tap_result $ok "backend show: states, health, last check, shares, bytes" "$(seen)"
 
 ctl "${X[@]}" status
 ok=0
@@ -582,7 +561,7 @@ for t in "xlbd 0.2, pid 4242, instance default, up 1h 2m" "generation   7" \
 	 "adopted" "eth0"; do
 	has "$tmp/out" "$t" || ok=1
 done
-result $ok "status: version, uptime, generation, pins, links" "$(seen)"
+tap_result $ok "status: version, uptime, generation, pins, links" "$(seen)"
 
 ctl "${X[@]}" explain tcp 198.51.100.7:40000 192.0.2.10:80
 ok=0
@@ -591,18 +570,18 @@ for t in "hash         0xdeadbeef" "slot         17 of 251" \
 	 "conntrack    no entry" "verdict      forward to web1"; do
 	has "$tmp/out" "$t" || ok=1
 done
-result $ok "explain: hash, slot, primary, secondary, conntrack, verdict" "$(seen)"
+tap_result $ok "explain: hash, slot, primary, secondary, conntrack, verdict" "$(seen)"
 
 ctl "${X[@]}" link show
 [[ $rc -eq 0 ]] && has "$tmp/out" "IFNAME" && has "$tmp/out" "native"
-result $? "link show: a table" "$(seen)"
+tap_result $? "link show: a table" "$(seen)"
 
 ctl "${X[@]}" stats
 ok=0
 for t in "PACKETS" "web1 (10.0.0.11)" "events" "xdp actions" "conntrack   12 entries"; do
 	has "$tmp/out" "$t" || ok=1
 done
-result $ok "stats: one snapshot of the counters" "$(seen)"
+tap_result $ok "stats: one snapshot of the counters" "$(seen)"
 
 # --- rates ------------------------------------------------------------------------
 ctl "${X[@]}" stats --watch --interval 0.1 --count 3
@@ -610,13 +589,13 @@ ok=0
 [[ $rc -eq 0 && $(wc -l <"$tmp/out") -eq 4 ]] || ok=1
 head -1 "$tmp/out" | grep -qE 'TIME +PPS +BIT/S +NEW/S +DROP/S' || ok=1
 [[ $(grep -cE '^[0-9:]{8} +1\.00k +1\.00M +10 +5$' "$tmp/out") -eq 3 ]] || ok=1
-result $ok "stats --watch --count 3: a header and 3 lines of rates" "$(seen)"
+tap_result $ok "stats --watch --count 3: a header and 3 lines of rates" "$(seen)"
 
 ctl "${X[@]}" -j stats $VIP -n 0.1 -c 2
 [[ $rc -eq 0 ]] && json_check "$tmp/out" 'len(lines) == 2 and all(l["pps"] == 1000 and l["bps"] == 8000 * 125 and l["new_flows_ps"] == 10 and l["vips"][0]["vip"] == "'$VIP'" for l in lines)'
-result $? "-j stats VIP --count 2: JSON lines of rates" "$(seen)"
+tap_result $? "-j stats VIP --count 2: JSON lines of rates" "$(seen)"
 last_request 'r == {"version": 1, "cmd": "stats", "vip": "'$VIP'"}'
-result $? "stats VIP sends the VIP" "$(seen)"
+tap_result $? "stats VIP sends the VIP" "$(seen)"
 
 ctl "${X[@]}" top --count 2 --interval 0.1
 ok=0
@@ -624,11 +603,11 @@ ok=0
 grep -qE 'web1 +10\.0\.0\.11 +active +up +33\.5% +1\.00k +25\.0% +1\.00M' "$tmp/out" || ok=1
 grep -qE '10\.0\.0\.12 +10\.0\.0\.12 +active +up +33\.5% +3\.00k +75\.0% +3\.00M' "$tmp/out" || ok=1
 ! grep -q $'\033' "$tmp/out" || ok=1
-result $ok "top without a terminal: --count frames, no escapes" "$(seen)"
+tap_result $ok "top without a terminal: --count frames, no escapes" "$(seen)"
 
 ctl "${X[@]}" -j top -c 1 -n 0.1
 [[ $rc -eq 0 ]] && json_check "$tmp/out" 'j["vips"][0]["backends"][1]["packet_share"] == 0.75 and j["vips"][0]["backends"][0]["pps"] == 1000'
-result $? "-j top: one JSON object per frame" "$(seen)"
+tap_result $? "-j top: one JSON object per frame" "$(seen)"
 
 if command -v script >/dev/null; then
 	(sleep 1; printf q) | timeout 10 script -qc \
@@ -638,22 +617,22 @@ if command -v script >/dev/null; then
 	has "$tmp/tty" $'\033[H' || ok=1
 	has "$tmp/tty" "(q quits)" || ok=1
 	tail -c 40 "$tmp/tty" | grep -q $'\033\[?25hrc=0' || ok=1
-	result $ok "top on a terminal redraws in place, q quits and restores" \
+	tap_result $ok "top on a terminal redraws in place, q quits and restores" \
 		"$(tail -c 300 "$tmp/tty" | od -c | tail -5)"
 else
-	skip "top on a terminal redraws in place, q quits and restores" "no script(1)"
+	tap_skip "top on a terminal redraws in place, q quits and restores" "no script(1)"
 fi
 
 # --- man pages -----------------------------------------------------------------------
 for page in user/xlbctl/xlbctl.8 user/xlbd/xlbd.8 user/lib/xlb.conf.5; do
 	if ! command -v groff >/dev/null || ! command -v man >/dev/null; then
-		skip "$page renders without warnings" "no groff or man (groff-base, man-db)"
+		tap_skip "$page renders without warnings" "no groff or man (groff-base, man-db)"
 		continue
 	fi
 	w1=$(groff -man -ww -z "$page" 2>&1)
 	w2=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
 	[[ -z "$w1$w2" ]]
-	result $? "$page renders without warnings" "$w1" "$w2"
+	tap_result $? "$page renders without warnings" "$w1" "$w2"
 done
 
 # --- bash completion -------------------------------------------------------------------
@@ -669,7 +648,7 @@ c3=$(complete_line "xlbctl -s $SOCK vip set 192.0.2.10:")
 c4=$(complete_line "xlbctl vip add $VIP hash ")
 [[ $(wc -w <<<"$c1") -eq 14 && "$c2" == "$VIP" && "$c3" == "80/tcp" &&
    "$c4" == $'5tuple\n3tuple\nsrc' ]]
-result $? "bash completion: commands, VIPs from save, keywords" \
+tap_result $? "bash completion: commands, VIPs from save, keywords" \
 	"commands: $c1" "VIPs: $c2" "after colon: $c3" "hash: $c4"
 
 # --- the unit ----------------------------------------------------------------------------
@@ -681,7 +660,6 @@ for d in Type=simple ExecStart=/usr/local/sbin/xlbd \
 	 LimitMEMLOCK=infinity NoNewPrivileges=yes; do
 	grep -qxF -- "$d" dist/xlbd.service || { ok=1; echo "#   missing: $d"; }
 done
-result $ok "dist/xlbd.service has the directives xlbd.8 relies on"
+tap_result $ok "dist/xlbd.service has the directives xlbd.8 relies on"
 
-echo "1..$n"
-[[ $failed -eq 0 ]]
+tap_done

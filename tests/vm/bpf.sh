@@ -11,17 +11,14 @@
 cd "$(dirname "$0")/../.." || exit 1
 O=${O:-build}
 TIMEOUT=${XLB_VM_TIMEOUT:-1200}
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
+. tests/lib/tap.sh
 . tests/vm/lib/pins.sh
 
 mapfile -t progs < <(find "$O"/tests/bpf "$O"/tests/net -maxdepth 1 -type f \
 	-perm -u+x 2>/dev/null | sort)
-echo "TAP version 13"
-echo "1..$((2 + ${#progs[@]}))"
 if [[ ${#progs[@]} -eq 0 ]]; then
-	not_ok "6.1: no test programs in $O/tests/bpf or $O/tests/net (make test-vm builds them)"
+	tap_not_ok "6.1: no test programs in $O/tests/bpf or $O/tests/net (make test-vm builds them)"
+	tap_done
 	exit 1
 fi
 
@@ -45,9 +42,9 @@ esac
 
 kver=$(sed -n 's/^# guest kernel: //p' "$log" | head -n 1)
 if [[ "$kver" == 6.1* ]]; then
-	ok "6.1: guest kernel is $kver"
+	tap_ok "6.1: guest kernel is $kver"
 else
-	not_ok "6.1: guest kernel is 6.1 (got '${kver:-nothing}'; $why)"
+	tap_not_ok "6.1: guest kernel is 6.1 (got '${kver:-nothing}'; $why)"
 fi
 
 # One program's output, from its "# === PROG" header (tests/run.sh) to the
@@ -82,21 +79,21 @@ for prog in "${progs[@]}"; do
 	name=${prog##*/}
 	out=$(section "$prog")
 	if [[ -z "$out" ]]; then
-		not_ok "6.1: $name (did not run: $why)"
+		tap_not_ok "6.1: $name (did not run: $why)"
 		continue
 	fi
 	p=$(grep -cE '^ok [0-9]+' <<<"$out")
 	f=$(grep -cE '^not ok' <<<"$out")
 	if [[ "$out" != *@@complete ]]; then
-		not_ok "6.1: $name (did not finish: $why)"
+		tap_not_ok "6.1: $name (did not finish: $why)"
 		echo "#   $p ok, $f not ok before the guest stopped"
 		diagnose <<<"$out"
 	elif [[ $f -eq 0 && $p -gt 0 ]]; then
-		ok "6.1: $name"
+		tap_ok "6.1: $name"
 	else
-		not_ok "6.1: $name"
+		tap_not_ok "6.1: $name"
 		echo "#   $p ok, $f not ok; whole output in $log"
 		diagnose <<<"$out"
 	fi
 done
-exit $failed
+tap_done $((2 + ${#progs[@]}))

@@ -87,26 +87,22 @@ fi
 
 # --- on the host --------------------------------------------------------------
 TIMEOUT=${XLB_VM_TIMEOUT:-1200}
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
+. tests/lib/tap.sh
 . tests/vm/lib/pins.sh
-
-echo "TAP version 13"
 
 cp="$O"/checkpatch/checkpatch.pl
 if [[ ! -f "$cp" ]]; then
-	not_ok "checkpatch --strict kmod/xlb_redirect.c (no $cp; make test-vm extracts it)"
+	tap_not_ok "checkpatch --strict kmod/xlb_redirect.c (no $cp; make test-vm extracts it)"
 elif out=$(perl "$cp" --strict --no-tree --quiet -f kmod/xlb_redirect.c 2>&1); then
-	ok "checkpatch --strict kmod/xlb_redirect.c: clean"
+	tap_ok "checkpatch --strict kmod/xlb_redirect.c: clean"
 else
-	not_ok "checkpatch --strict kmod/xlb_redirect.c"
+	tap_not_ok "checkpatch --strict kmod/xlb_redirect.c"
 	sed 's/^/#   /' <<<"$out" | head -n 40
 fi
 
 if [[ ! -f "$KO" ]]; then
-	not_ok "module built ($KO missing; make kmod)"
-	echo "1..$n"
+	tap_not_ok "module built ($KO missing; make kmod)"
+	tap_done
 	exit 1
 fi
 
@@ -115,22 +111,22 @@ fi
 kver=$(modinfo -F vermagic "$KO" 2>/dev/null | cut -d' ' -f1)
 dkms=$(find "$O"/dkms -mindepth 1 -maxdepth 1 -name 'xlb_redirect-*' -type d 2>/dev/null | head -n 1)
 if [[ -z "$dkms" || ! -d /lib/modules/$kver/build ]]; then
-	not_ok "dkms source tree builds without warnings (no tree in $O/dkms or no headers for '$kver')"
+	tap_not_ok "dkms source tree builds without warnings (no tree in $O/dkms or no headers for '$kver')"
 else
 	dkms=$(cd "$dkms" && pwd -P)
 	make -s -C "/lib/modules/$kver/build" M="$dkms" clean >/dev/null 2>&1
 	if out=$(make -C "/lib/modules/$kver/build" M="$dkms" W=1 modules 2>&1) &&
 	   [[ -f "$dkms/kmod/xlb_redirect.ko" ]] && ! grep -qi 'warning:' <<<"$out"; then
-		ok "dkms source tree builds with W=1 and no warning ($kver)"
+		tap_ok "dkms source tree builds with W=1 and no warning ($kver)"
 	else
-		not_ok "dkms source tree builds with W=1 and no warning ($kver)"
+		tap_not_ok "dkms source tree builds with W=1 and no warning ($kver)"
 		grep -iE 'warning|error' <<<"$out" | head -n 20 | sed 's/^/#   /'
 	fi
 fi
 mapfile -t progs < <(find "$O"/tests/kmod -maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
 if [[ ${#progs[@]} -eq 0 ]]; then
-	not_ok "no test programs in $O/tests/kmod (make test-vm builds them)"
-	echo "1..$n"
+	tap_not_ok "no test programs in $O/tests/kmod (make test-vm builds them)"
+	tap_done
 	exit 1
 fi
 
@@ -151,20 +147,20 @@ esac
 
 kver=$(sed -n 's/^# guest kernel: //p' "$log" | head -n 1)
 if [[ "$kver" == 6.1* ]]; then
-	ok "6.1: guest kernel is $kver"
+	tap_ok "6.1: guest kernel is $kver"
 else
-	not_ok "6.1: guest kernel is 6.1 (got '${kver:-nothing}'; $why)"
+	tap_not_ok "6.1: guest kernel is 6.1 (got '${kver:-nothing}'; $why)"
 fi
 magic=$(sed -n 's/^# module vermagic: //p' "$log" | head -n 1)
 if [[ -n "$kver" && "$magic" == "$kver "* ]]; then
-	ok "6.1: module built for the guest's kernel ($kver)"
+	tap_ok "6.1: module built for the guest's kernel ($kver)"
 else
-	not_ok "6.1: module built for the guest's kernel (vermagic '$magic', guest '$kver')"
+	tap_not_ok "6.1: module built for the guest's kernel (vermagic '$magic', guest '$kver')"
 fi
 if grep -qx '# module: loaded' "$log"; then
-	ok "6.1: module loads"
+	tap_ok "6.1: module loads"
 else
-	not_ok "6.1: module loads"
+	tap_not_ok "6.1: module loads"
 	grep '^# dmesg' "$log"
 fi
 
@@ -172,17 +168,17 @@ while IFS= read -r line; do
 	param=${line#\# badparam }
 	param=${param%%:*}
 	if [[ "$line" == *": refused" ]]; then
-		ok "6.1: module parameter $param is refused"
+		tap_ok "6.1: module parameter $param is refused"
 	else
-		not_ok "6.1: module parameter $param is refused (${line##*: })"
+		tap_not_ok "6.1: module parameter $param is refused (${line##*: })"
 	fi
 done < <(grep '^# badparam ' "$log")
 [[ $(grep -c '^# badparam ' "$log") -eq 4 ]] ||
-	not_ok "6.1: every bad module parameter was tried"
+	tap_not_ok "6.1: every bad module parameter was tried"
 if grep -qx '# goodparam port=7000: in use' "$log"; then
-	ok "6.1: module parameter port=7000 is the port in use"
+	tap_ok "6.1: module parameter port=7000 is the port in use"
 else
-	not_ok "6.1: module parameter port=7000 is the port in use"
+	tap_not_ok "6.1: module parameter port=7000 is the port in use"
 fi
 
 # One program's output, from its "# === NAME" header to its "# exit" line.
@@ -197,7 +193,7 @@ for prog in "${progs[@]}"; do
 	name=${prog##*/}
 	out=$(section "$name")
 	if [[ -z "$out" ]]; then
-		not_ok "6.1: $name (did not run${why:+: $why})"
+		tap_not_ok "6.1: $name (did not run${why:+: $why})"
 		continue
 	fi
 	cases=0
@@ -206,11 +202,11 @@ for prog in "${progs[@]}"; do
 		"ok "[0-9]*)
 			cases=$((cases + 1))
 			c=${line#ok }; c=${c#* }
-			ok "6.1: $name: $c" ;;
-		"not ok "[0-9]*)
+			tap_ok "6.1: $name: $c" ;;
+		"not tap_ok "[0-9]*)
 			cases=$((cases + 1))
 			c=${line#not ok }; c=${c#* }
-			not_ok "6.1: $name: $c"
+			tap_not_ok "6.1: $name: $c"
 			# the case's own lines: from its "#  RUN" to here
 			awk -v c="${c%% *}" '
 				index($0, "#  RUN") == 1 && index($0, " " c " ") { p = 1 }
@@ -222,10 +218,10 @@ for prog in "${progs[@]}"; do
 	done <<<"$out"
 	rc=$(tail -n 1 <<<"$out" | sed -n "s/^# exit $name //p")
 	if [[ "$rc" != 0 && $cases -eq 0 ]]; then
-		not_ok "6.1: $name (exit ${rc:-?}, no test case${why:+; $why})"
+		tap_not_ok "6.1: $name (exit ${rc:-?}, no test case${why:+; $why})"
 		tail -n 20 <<<"$out" | sed 's/^/#   /'
 	elif [[ -z "$rc" ]]; then
-		not_ok "6.1: $name did not finish${why:+ ($why)}"
+		tap_not_ok "6.1: $name did not finish${why:+ ($why)}"
 		# where it was: the last cases it started, and the watchdog's report
 		grep -E '^#  RUN|^# stuck' <<<"$out" | tail -n 60 | sed 's/^/#   /'
 	fi
@@ -233,17 +229,16 @@ done
 
 xdp_pins_left "$log" "$why"
 if grep -qx '# module still loaded: yes' "$log"; then
-	ok "6.1: module loaded at the end (unload tests reload it)"
+	tap_ok "6.1: module loaded at the end (unload tests reload it)"
 else
-	not_ok "6.1: module loaded at the end (unload tests reload it)"
+	tap_not_ok "6.1: module loaded at the end (unload tests reload it)"
 fi
 taint=$(sed -n 's/^# taint //p' "$log" | head -n 1)
 # 512 W (warning), 128 D (oops), 32 B (bad page), 16 M (machine check)
 if [[ "$taint" =~ ^[0-9]+$ ]] && (( (taint & (512 | 128 | 32 | 16)) == 0 )); then
-	ok "6.1: no kernel warning or oops (taint $taint)"
+	tap_ok "6.1: no kernel warning or oops (taint $taint)"
 else
-	not_ok "6.1: no kernel warning or oops (taint '${taint:-?}')"
+	tap_not_ok "6.1: no kernel warning or oops (taint '${taint:-?}')"
 	grep '^# dmesg' "$log" | head -n 20
 fi
-echo "1..$n"
-exit $failed
+tap_done

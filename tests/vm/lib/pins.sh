@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Sourced by tests/vm/*.sh (host side); the caller defines ok and not_ok.
+# Sourced by tests/vm/*.sh (host side), after tests/lib/tap.sh.
 
 # xdp_pins_left LOG [WHY]: one TAP line from the guest's
 # "# xdp pins left: NAMES" line in LOG.  A program still attached when its
@@ -10,14 +10,14 @@ xdp_pins_left() {
 	local log=$1 why=${2:-} line names
 
 	if ! line=$(grep -m1 '^# xdp pins left:' "$log"); then
-		not_ok "6.1: no XDP dispatcher is left pinned after the programs (not reported${why:+: $why})"
+		tap_not_ok "6.1: no XDP dispatcher is left pinned after the programs (not reported${why:+: $why})"
 		return
 	fi
 	names=${line#\# xdp pins left:}
 	if [[ -z ${names// /} ]]; then
-		ok "6.1: no XDP dispatcher is left pinned after the programs"
+		tap_ok "6.1: no XDP dispatcher is left pinned after the programs"
 	else
-		not_ok "6.1: no XDP dispatcher is left pinned after the programs"
+		tap_not_ok "6.1: no XDP dispatcher is left pinned after the programs"
 		echo "#   /sys/fs/bpf/xdp:$names"
 	fi
 }

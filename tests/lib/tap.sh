@@ -1,17 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# TAP for the end-to-end tests (tests/run.sh counts "ok N" / "not ok N").
-# The plan is printed at the end (tap_done), so a test may decide its cases
-# as it goes.
+# TAP for the shell tests of every tier (tests/run.sh counts "ok N" /
+# "not ok N"); sourcing it prints the version line.  The plan is printed at
+# the end (tap_done), so a test may decide its cases as it goes.
 #
 #   tap_result STATUS NAME [DIAGNOSTIC...]   0 = ok
+#   tap_ok NAME, tap_not_ok NAME             tap_result 0 / 1 NAME
 #   tap_check NAME CMD...                    ok if CMD succeeds; its output
 #                                            becomes diagnostics on failure
 #   tap_skip NAME REASON
 #   tap_diag TEXT...                         "# TEXT" lines
 #   tap_bail REASON                          "Bail out!", exit 1
-#   tap_done                                 plan line; exit 1 if any failed
+#   tap_done [PLANNED]                       plan line; exit 1 if any failed
+#                                            (or not PLANNED cases ran)
 #   json_get FILE PYTHON-EXPR                the expression over `j` (the
 #                                            parsed file), printed
 
@@ -40,6 +42,14 @@ tap_result() {
 	return 0
 }
 
+tap_ok() {
+	tap_result 0 "$1"
+}
+
+tap_not_ok() {
+	tap_result 1 "$1"
+}
+
 tap_check() {
 	local name=$1 out rc
 
@@ -66,6 +76,10 @@ tap_bail() {
 
 tap_done() {
 	echo "1..$TAP_N"
+	if [[ -n ${1:-} && $TAP_N -ne $1 ]]; then
+		echo "# planned $1 cases, ran $TAP_N"
+		return 1
+	fi
 	[[ $TAP_FAILED -eq 0 ]]
 }
 
