@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The one flow hash of xlb (DESIGN contract 1).
+ * The one flow hash of xlb (docs/design.md contract 1).
  *
  * This header is compiled by clang -target bpf into the data path and by gcc
  * into libxlb; both must compute the same value for the same flow and key.

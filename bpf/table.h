@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The lookup table: the interface between control plane and data path
- * (DESIGN contract 2).  Shared by the BPF program and libxlb.
+ * (docs/design.md contract 2).  Shared by the BPF program and libxlb.
  *
  * Per VIP: M slots, M one of XLB_TABLE_SIZES_X.  The data path reads
  * slots[hash % M]; it does not know whether Maglev or the ring filled them.

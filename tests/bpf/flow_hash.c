@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One flow hash (DESIGN contract 1): the clang -target bpf build of
+ * One flow hash (docs/design.md contract 1): the clang -target bpf build of
  * bpf/flow_hash.h, run in the kernel through BPF_PROG_TEST_RUN, gives the
  * same values as the gcc build in userspace for random keys and flows.
  *

@@ -6,7 +6,8 @@
  *     encapsulation, both client families, TCP and UDP, tags, IPv4
  *     options, IPv6 extension headers, port-0 VIPs, every hash mode) to
  *     the backend libxlb's xlb_explain_pick names;
- *   - everything not for a VIP passes byte for byte (DESIGN contract 7);
+ *   - everything not for a VIP passes byte for byte (docs/design.md
+ *     contract 7);
  *   - ICMP errors about a VIP flow reach that flow's backend;
  *   - packets too big for the tunnel are answered with ICMP.
  * Fixture and expectations: tests/bpf/lb_fixture.h.

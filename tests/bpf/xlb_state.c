@@ -5,9 +5,9 @@
  *   - fragments: 3-tuple and source-hash VIPs send every fragment of a
  *     packet to one backend (later fragments found by the address marker
  *     of structs.h); 5-tuple VIPs forward the first and drop the rest;
- *   - the connection table (DESIGN contract 6): entries made, kept across
- *     table changes, replaced when their backend goes, none for stateless
- *     VIPs, UDP entries expire;
+ *   - the connection table (docs/design.md contract 6): entries made, kept
+ *     across table changes, replaced when their backend goes, none for
+ *     stateless VIPs, UDP entries expire;
  *   - counters per VIP, per backend, per verdict.
  * Fixture and expectations: tests/bpf/lb_fixture.h.
  */

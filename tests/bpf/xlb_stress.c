@@ -3,7 +3,7 @@
  * The XDP data path (bpf/xlb.bpf.c) through BPF_PROG_TEST_RUN, part 3:
  * many packets.
  *   - equivalence: for 100000 random flows the program picks the backend
- *     libxlb's xlb_explain_pick names (DESIGN contracts 1 and 2);
+ *     libxlb's xlb_explain_pick names (docs/design.md contracts 1 and 2);
  *   - atomic publication: while tables are republished as fast as
  *     possible, every packet sees the whole old or the whole new table
  *     (contract 4);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Why xlb_redirect exists (DESIGN contract 6), end to end: a client, one LB
- * running xlb's XDP data path (bpf/xlb.bpf.c, configured through libxlb as
- * xlbd would), and backends with a real TCP echo server on the VIP, joined
- * by a bridge:
+ * Why xlb_redirect exists (docs/design.md contract 6), end to end: a client,
+ * one LB running xlb's XDP data path (bpf/xlb.bpf.c, configured through
+ * libxlb as xlbd would), and backends with a real TCP echo server on the
+ * VIP, joined by a bridge:
  *
  *   c   eth0 02:09:00:00:00:01 10.9.0.1     route VIP via 10.9.0.10
  *   lb  eth0 02:09:00:00:00:10 10.9.0.10    XDP: VIP 198.51.100.10:80/tcp,

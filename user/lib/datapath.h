@@ -6,7 +6,7 @@
  *
  * Everything works on map file descriptors, so the same code serves a freshly
  * loaded object (xlb_dp_from_obj) and maps adopted from bpffs pins after a
- * daemon restart (xlb_dp_from_pins, DESIGN contract 5).
+ * daemon restart (xlb_dp_from_pins, docs/design.md contract 5).
  *
  * Functions return 0 or a negative errno; those that take a struct xlb_err
  * also leave a sentence there on failure.  Validation happens before any
@@ -159,7 +159,7 @@ int xlb_dp_backend_clear(const struct xlb_dp *dp, __u16 id);
 int xlb_dp_backend_get(const struct xlb_dp *dp, __u16 id,
 		       struct xlb_backend *b);
 
-/* --- lookup tables (DESIGN contracts 2 and 4) ----------------------------- */
+/* --- lookup tables (docs/design.md contracts 2 and 4) --------------------- */
 
 /*
  * Publish t as the table of VIP vip_id: a new inner map is filled while the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libxlb: lookup tables (datapath.h, DESIGN contracts 2 and 4), and how
- * they are published without stalling forwarding.
+ * libxlb: lookup tables (datapath.h, docs/design.md contracts 2 and 4), and
+ * how they are published without stalling forwarding.
  *
  * A table is a fresh inner ARRAY map filled before anything points at it,
  * then swapped in with one update of the outer ARRAY_OF_MAPS entry (the

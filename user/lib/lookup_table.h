@@ -5,9 +5,9 @@
  * A caller describes a VIP's backends (stable name, id, weight, state) and
  * gets an M-slot table (bpf/table.h) filled by Maglev or the ring.  Placement
  * depends only on names, weights, states, the key and M: never on the order
- * of the array (DESIGN contract 3).  Ids are what the slots hold; the caller
- * (xlbd) keeps a backend's id for as long as it is a member, so connection
- * entries that remember an id stay valid across table changes.
+ * of the array (docs/design.md contract 3).  Ids are what the slots hold;
+ * the caller (xlbd) keeps a backend's id for as long as it is a member, so
+ * connection entries that remember an id stay valid across table changes.
  */
 #ifndef XLB_LOOKUP_TABLE_H
 #define XLB_LOOKUP_TABLE_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Ring hash with virtual nodes, materialized into the M-slot table
- * (DESIGN contract 2).
+ * (docs/design.md contract 2).
  *
  * A backend of weight w places vnodes x w tokens on a 32-bit ring, token i
  * at the folded keyed hash of "name#i".  Slot s belongs to the owner of the

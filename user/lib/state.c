@@ -2,8 +2,8 @@
 /*
  * The desired state (user/lib/state.h) and the one way it changes: commands of
  * the grammar (user/lib/config.h), each checked in full before it touches the
- * state, and transactions of them that apply whole or not at all (DESIGN
- * contract 8).
+ * state, and transactions of them that apply whole or not at all
+ * (docs/design.md contract 8).
  *
  * Arrays stay sorted (links by ifname, VIPs by key, backends by VIP and
  * name): lookups are binary searches, a VIP's backends are contiguous, and

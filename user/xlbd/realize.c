@@ -11,7 +11,7 @@
  * reference to something not written yet: global config, backend entries
  * (new ids), tables, VIP entries; then removals in the reverse order: VIP
  * entries, tables, backend entries.  Each table is published whole (map in
- * map, DESIGN contract 4).
+ * map, docs/design.md contract 4).
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
 /*
  * Tables: each VIP's table rebuilt from its inputs (backends, weights,
  * states, health, panic) when they change, published whole (map in map,
- * DESIGN contract 4), and the VIP entries that name them.  On the event
- * loop, under d->lock; builds and publishes run on the worker pool.
+ * docs/design.md contract 4), and the VIP entries that name them.  On the
+ * event loop, under d->lock; builds and publishes run on the worker pool.
  */
 #include <errno.h>
 #include <stdio.h>
