@@ -414,6 +414,8 @@ enum xlb_decap_stat {
 	XLB_DECAP_DONE = 0,	/* decapsulated, inner packet passed */
 	XLB_DECAP_MALFORMED,	/* tunnel packet cut short or inconsistent */
 	XLB_DECAP_PASSED,	/* not a tunnel packet, passed unchanged */
+	XLB_DECAP_NOT_LOCAL,	/* tunnel packet not addressed to this host:
+				 * passed unchanged */
 	XLB_DECAP_STATS,
 };
 

@@ -12,6 +12,22 @@
  * the ethertype after them becomes the inner family's, and the inner packet
  * goes up the stack with XDP_PASS.
  *
+ * Only frames addressed to this host are taken apart.  A tunnel frame
+ * whose Ethernet destination is a group address (broadcast, multicast),
+ * or not host_mac when that is set, or whose outer destination is not a
+ * unicast address (IPv4 0.0.0.0, 224.0.0.0/4, 255.255.255.255; IPv6 ::,
+ * ff00::/8) passes unchanged, counted as not_local: one broadcast or
+ * multicast frame must not make every backend on the segment act.  How
+ * "local" is decided: at layer 2, by the destination MAC (unicast, and
+ * the interface's own when the loader says which that is); at layer 3, by
+ * the address class alone.  Whether a unicast outer destination is one of
+ * the host's own addresses is not checked here (XDP has no cheap answer:
+ * the FIB helper refuses lookups on hosts that do not forward); a frame
+ * sent to this host's MAC with another host's address is a router's
+ * business, and attaching this program says this host is no router for
+ * tunnel packets.  A subnet-directed broadcast address inside a unicast
+ * frame is not recognised either; it reaches one host, like any unicast.
+ *
  * Everything else passes unchanged: a backend must never lose its own
  * traffic.  A frame is a tunnel packet once its outer header says so: a
  * complete outer IP header with protocol 4 or 41, or a complete UDP header
@@ -22,12 +38,20 @@
  * inner IP header cut short) passes unchanged too and is counted as
  * malformed; the stack then drops it as it would without this program.
  * Not checked: the UDP checksum (the inner transport checksum covers what is
- * delivered), the outer destination address (attach this program only where
- * tunnel packets are expected) and the hop list (xlb_redirect's business).
+ * delivered), whether a unicast outer destination is the host's (above)
+ * and the hop list (xlb_redirect's business).
  *
- * Configuration: gue_port, a read-only global in host order, default
- * XLB_GUE_PORT_DEFAULT; set it through the skeleton between open and load:
- *   skel->rodata->gue_port = 6080;
+ * Configuration, read-only globals set through the skeleton between open
+ * and load:
+ *   gue_port   host order, default XLB_GUE_PORT_DEFAULT:
+ *                skel->rodata->gue_port = 6080;
+ *   host_mac   the interface's MAC address; all zero (the default, and
+ *              what `ip link set dev D xdp obj xlb_decap.bpf.o` leaves)
+ *              checks only that the destination is not a group address.
+ *              A unicast frame for another MAC then reaches the stack
+ *              decapsulated, which drops it as it would the outer packet
+ *              (PACKET_OTHERHOST); set it to pass such frames unchanged:
+ *                memcpy(skel->rodata->host_mac, mac, 6);
  *
  * Counters: decap_stats, PERCPU_ARRAY of struct xlb_counter (packets and
  * frame bytes as received) indexed by enum xlb_decap_stat.
@@ -57,6 +81,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 volatile const __u16 gue_port = XLB_GUE_PORT_DEFAULT;
+volatile const __u8 host_mac[ETH_ALEN];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -80,6 +105,7 @@ enum {
 	NOT_TUNNEL,
 	TUNNEL,
 	MALFORMED,
+	NOT_LOCAL,	/* a tunnel packet, not addressed to this host */
 };
 
 /* What the parsers learn about a tunnel packet. */
@@ -162,6 +188,42 @@ static __always_inline int ipv4_csum_ok(struct iphdr *ip, void *end)
 	return sum == 0xffff;
 }
 
+/*
+ * Is a frame to Ethernet destination d addressed to this host (see the top
+ * of the file)?  The outer addresses are checked by the parsers below.
+ */
+static __always_inline int mac_to_host(const __u8 *d)
+{
+	int i;
+
+	if (d[0] & 1)		/* group bit: broadcast or multicast */
+		return 0;
+	if (!(host_mac[0] | host_mac[1] | host_mac[2] | host_mac[3] |
+	      host_mac[4] | host_mac[5]))
+		return 1;
+#pragma unroll
+	for (i = 0; i < ETH_ALEN; i++)
+		if (d[i] != host_mac[i])
+			return 0;
+	return 1;
+}
+
+/* A unicast IPv4 destination: not 0.0.0.0, 224.0.0.0/4, 255.255.255.255. */
+static __always_inline int unicast4(__be32 addr)
+{
+	__u32 a = bpf_ntohl(addr);
+
+	return a && a != 0xffffffff && (a >> 28) != 0xe;
+}
+
+/* A unicast IPv6 destination: not ::, not ff00::/8. */
+static __always_inline int unicast6(const struct in6_addr *a)
+{
+	return a->in6_u.u6_addr8[0] != 0xff &&
+	       (a->in6_u.u6_addr32[0] | a->in6_u.u6_addr32[1] |
+		a->in6_u.u6_addr32[2] | a->in6_u.u6_addr32[3]);
+}
+
 static __always_inline int parse_outer_ipv4(struct cursor *c,
 					    struct tunnel *t)
 {
@@ -179,6 +241,8 @@ static __always_inline int parse_outer_ipv4(struct cursor *c,
 	    ((frag & IP_OFFSET) || !to_gue_port(c->pos + hlen, c->end)))
 		return NOT_TUNNEL;
 	/* a tunnel packet from here on */
+	if (!unicast4(ip->daddr))
+		return NOT_LOCAL;
 	if (c->pos + hlen > c->end || !ipv4_csum_ok(ip, c->end))
 		return MALFORMED;
 	tot = bpf_ntohs(ip->tot_len);
@@ -208,6 +272,8 @@ static __always_inline int parse_outer_ipv6(struct cursor *c,
 	if (ip6->nexthdr == IPPROTO_UDP && !to_gue_port(ip6 + 1, c->end))
 		return NOT_TUNNEL;
 	/* a tunnel packet from here on */
+	if (!unicast6(&ip6->daddr))
+		return NOT_LOCAL;
 	plen = bpf_ntohs(ip6->payload_len);
 	barrier_var(plen);	/* bounds lost in the byte swap, as above */
 	plen &= 0xffff;
@@ -326,6 +392,8 @@ int xlb_decap(struct xdp_md *ctx)
 		v = parse_outer_ipv4(&c, &t);
 	else if (proto == bpf_htons(ETH_P_IPV6))
 		v = parse_outer_ipv6(&c, &t);
+	if (v != NOT_TUNNEL && !mac_to_host(((struct ethhdr *)data)->h_dest))
+		v = NOT_LOCAL;
 	if (v != TUNNEL)
 		goto out;
 	if (t.proto == IPPROTO_UDP)
@@ -353,6 +421,7 @@ int xlb_decap(struct xdp_md *ctx)
 	}
 out:
 	count(v == TUNNEL ? XLB_DECAP_DONE : v == MALFORMED ?
-	      XLB_DECAP_MALFORMED : XLB_DECAP_PASSED, bytes);
+	      XLB_DECAP_MALFORMED : v == NOT_LOCAL ? XLB_DECAP_NOT_LOCAL :
+	      XLB_DECAP_PASSED, bytes);
 	return XDP_PASS;
 }

@@ -36,8 +36,11 @@ struct env {
 	int ncpus;
 };
 
-/* Open and load the program; port 0 keeps the default GUE port. */
-static int env_open(struct env *env, __u16 port)
+/*
+ * Open and load the program; port 0 keeps the default GUE port, mac NULL
+ * leaves host_mac unset.
+ */
+static int env_open_mac(struct env *env, __u16 port, const __u8 *mac)
 {
 	int err;
 
@@ -47,6 +50,8 @@ static int env_open(struct env *env, __u16 port)
 		return -errno;
 	if (port)
 		env->skel->rodata->gue_port = port;
+	if (mac)
+		memcpy((void *)env->skel->rodata->host_mac, mac, 6);
 	err = xlb_decap_bpf__load(env->skel);
 	if (err)
 		return err;
@@ -54,6 +59,11 @@ static int env_open(struct env *env, __u16 port)
 	env->stats_fd = bpf_map__fd(env->skel->maps.decap_stats);
 	env->ncpus = libbpf_num_possible_cpus();
 	return env->ncpus > 0 ? 0 : env->ncpus;
+}
+
+static int env_open(struct env *env, __u16 port)
+{
+	return env_open_mac(env, port, NULL);
 }
 
 static void env_close(struct env *env)
@@ -134,12 +144,15 @@ static int check(const struct result *r, const void *want, size_t want_len,
 	if (!ok) {
 		fprintf(stderr, "# %s: err %d retval %u len %u (want %zu), "
 			"counters done +%llu malformed +%llu passed +%llu "
-			"(want +1 on %s)\n", what, r->err, r->retval, r->len,
-			want_len, (unsigned long long)r->delta[0],
+			"not_local +%llu (want +1 on %s)\n", what, r->err,
+			r->retval, r->len, want_len,
+			(unsigned long long)r->delta[0],
 			(unsigned long long)r->delta[1],
 			(unsigned long long)r->delta[2],
+			(unsigned long long)r->delta[3],
 			which == XLB_DECAP_DONE ? "done" : which ==
-			XLB_DECAP_MALFORMED ? "malformed" : "passed");
+			XLB_DECAP_MALFORMED ? "malformed" : which ==
+			XLB_DECAP_PASSED ? "passed" : "not_local");
 		hex("want", want, want_len);
 		hex("got", r->out, r->len);
 	}
@@ -293,6 +306,73 @@ TEST_F(decap, truncated_frames_pass_unchanged)
 		run(&self->env, wrapped, m, &r);
 		EXPECT_TRUE(check(&r, orig, n, XLB_DECAP_DONE, "whole frame"));
 	}
+}
+
+/*
+ * Frames not addressed to this host pass unchanged, counted as not_local:
+ * Ethernet broadcast and multicast, outer IP broadcast, multicast and
+ * unspecified destinations in a unicast frame.  The same packet to the
+ * host's unicast address still decapsulates.
+ */
+TEST_F(decap, not_addressed_to_host_unchanged)
+{
+	static const struct {
+		const char *name;
+		__u8 mac[6];
+	} macs[] = {
+		{ "Ethernet broadcast", { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
+		{ "Ethernet IPv4 multicast", { 0x01, 0x00, 0x5e, 0, 0, 1 } },
+		{ "Ethernet IPv6 multicast", { 0x33, 0x33, 0, 0, 0, 1 } },
+		{ "Ethernet group bit", { 0x03, 0, 0, 0, 0, 2 } },
+	};
+	static const char *const dst4[] = {
+		"255.255.255.255", "224.0.0.1", "239.255.255.250", "0.0.0.0",
+	};
+	static const char *const dst6[] = { "ff02::1", "ff05::2", "::" };
+	const char *const *dsts = variant->outer == 4 ? dst4 : dst6;
+	unsigned int nd = variant->outer == 4 ? 4 : 3, i, t, cases = 0;
+	__u8 orig[BUF], b[BUF];
+	struct pkt_encap e;
+	struct pkt_spec in;
+	struct result r;
+	size_t n, m;
+	char what[96];
+
+	for (t = 0; t < 2; t++) {
+		inner_spec(&in, variant->inner, IPPROTO_TCP, t);
+		n = pkt_build(&in, orig, sizeof(orig));
+		for (i = 0; i < sizeof(macs) / sizeof(macs[0]); i++) {
+			memcpy(in.dst_mac, macs[i].mac, 6);
+			pkt_encap_init(&e, variant->encap, variant->outer);
+			m = pkt_build_encap(&e, &in, b, sizeof(b));
+			ASSERT_NE(0, m);
+			snprintf(what, sizeof(what), "%s, %s over %s",
+				 macs[i].name, encap_name(variant->encap),
+				 fam_name(variant->outer));
+			run(&self->env, b, m, &r);
+			EXPECT_TRUE(check(&r, b, m, XLB_DECAP_NOT_LOCAL, what));
+			cases++;
+		}
+		inner_spec(&in, variant->inner, IPPROTO_TCP, t);
+		for (i = 0; i < nd; i++) {
+			pkt_encap_init(&e, variant->encap, variant->outer);
+			pkt_addr(variant->outer, dsts[i], e.dst);
+			memcpy(e.hops[0], e.dst, 16);
+			m = pkt_build_encap(&e, &in, b, sizeof(b));
+			ASSERT_NE(0, m);
+			snprintf(what, sizeof(what), "outer dst %s, %s", dsts[i],
+				 encap_name(variant->encap));
+			run(&self->env, b, m, &r);
+			EXPECT_TRUE(check(&r, b, m, XLB_DECAP_NOT_LOCAL, what));
+			cases++;
+		}
+		/* the control: unicast MAC and address */
+		pkt_encap_init(&e, variant->encap, variant->outer);
+		m = pkt_build_encap(&e, &in, b, sizeof(b));
+		run(&self->env, b, m, &r);
+		EXPECT_TRUE(check(&r, orig, n, XLB_DECAP_DONE, "unicast"));
+	}
+	TH_LOG("%u frames not for this host passed unchanged", cases);
 }
 
 /* --- everything else ----------------------------------------------------- */
@@ -452,6 +532,53 @@ TEST(gue_port_is_configurable)
 	m = gue_frame(6, 4, XLB_GUE_PORT_DEFAULT, orig, &n, b);
 	run(&env, b, m, &r);
 	EXPECT_TRUE(check(&r, b, m, XLB_DECAP_PASSED, "GUE to the default port"));
+	env_close(&env);
+}
+
+/*
+ * With host_mac set, a unicast frame to another MAC (an interface in
+ * promiscuous mode sees them) passes unchanged; to host_mac it
+ * decapsulates.
+ */
+TEST(other_host_frames_unchanged)
+{
+	static const __u8 mine[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+	static const __u8 others[][6] = {
+		{ 0x02, 0, 0, 0, 0, 0x03 },
+		{ 0x12, 0, 0, 0, 0, 0x02 },
+		{ 0x02, 0, 0, 0, 0x01, 0x02 },
+	};
+	__u8 orig[BUF], b[BUF];
+	struct pkt_encap e;
+	struct pkt_spec in;
+	struct result r;
+	struct env env;
+	size_t n, m;
+	unsigned int i;
+	int outer, encap;
+
+	ASSERT_EQ(0, env_open_mac(&env, 0, mine))
+		TH_LOG("cannot load xlb_decap.bpf.o: %s", strerror(errno));
+	for (outer = 4; outer <= 6; outer += 2)
+	for (encap = XLB_ENCAP_IPIP; encap <= XLB_ENCAP_GUE; encap++) {
+		inner_spec(&in, 4, IPPROTO_TCP, 1);
+		memcpy(in.dst_mac, mine, 6);
+		n = pkt_build(&in, orig, sizeof(orig));
+		pkt_encap_init(&e, encap, outer);
+		m = pkt_build_encap(&e, &in, b, sizeof(b));
+		run(&env, b, m, &r);
+		EXPECT_TRUE(check(&r, orig, n, XLB_DECAP_DONE, "to host_mac"))
+			TH_LOG("%s over %s", encap_name(encap), fam_name(outer));
+		for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+			memcpy(in.dst_mac, others[i], 6);
+			m = pkt_build_encap(&e, &in, b, sizeof(b));
+			run(&env, b, m, &r);
+			EXPECT_TRUE(check(&r, b, m, XLB_DECAP_NOT_LOCAL,
+					  "to another host's MAC"))
+				TH_LOG("%s over %s, MAC %d", encap_name(encap),
+				       fam_name(outer), i);
+		}
+	}
 	env_close(&env);
 }
 
