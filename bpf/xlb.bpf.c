@@ -168,8 +168,34 @@ static __always_inline struct xlb_backend *backend_get(__u32 id)
 struct choice {
 	__u32 id;
 	__u32 hash;
-	struct xlb_slot slot;	/* primary, secondary (hop list) */
+	/*
+	 * create goes in (XLB_CT_CREATE_* of the packet, for ct_pick), slot
+	 * comes out: ct_pick reads create before anything writes slot.  One
+	 * field of two uses, because a byte more grows xlb_main's frame
+	 * past what 6.1 allows (see there).
+	 */
+	union {
+		struct xlb_slot slot;	/* primary, secondary (hop list) */
+		__u8 create;
+	};
 };
+
+/* What a TCP segment of flags `fl` may create (structs.h). */
+static __always_inline __u8 tcp_create(__u8 fl)
+{
+	if (fl & (XLB_TCP_RST | XLB_TCP_FIN))
+		return XLB_CT_CREATE_NONE;
+	if (fl & XLB_TCP_SYN)
+		return XLB_CT_CREATE_NEW;
+	return fl & XLB_TCP_ACK ? XLB_CT_CREATE_PICKUP : XLB_CT_CREATE_NONE;
+}
+
+/* ... and a TCP or UDP packet whose transport header is at th. */
+static __always_inline __u8 l4_create(__u8 proto, const struct tcphdr *th)
+{
+	return proto == IPPROTO_TCP ? tcp_create(((const __u8 *)th)[13]) :
+				      XLB_CT_CREATE_NEW;
+}
 
 /* Pick from the table; no connection state involved. */
 static __always_inline int pick_from_table(const struct xlb_config *cfg,
@@ -216,6 +242,40 @@ static __always_inline int flow_eq(const struct xlb_flow *x,
 static __always_inline __u64 ct_age(__u64 now, __u64 last_seen)
 {
 	return (__s64)(now - last_seen) > 0 ? now - last_seen : 0;
+}
+
+/*
+ * The new-flow guard (structs.h): may a packet of kind `create` make a
+ * connection entry now?  Takes the entry's credits if so; counts the
+ * refusal if the rate says no.
+ */
+static __always_inline int ct_admit(__u8 create, __u64 now, __u32 hz)
+{
+	struct xlb_ct_guard *g;
+	__u64 cap, c, el;
+
+	if (create == XLB_CT_CREATE_NONE)
+		return 0;
+	g = bpf_map_lookup_elem(&xlb_ct_guard, (const void *)&xlb_key0);
+	if (!g || !g->rate)
+		return 1;
+	cap = (__u64)g->rate * hz;
+	el = now - g->stamp;
+	if (el >= hz) {
+		c = cap;
+	} else {
+		c = g->credits + el * g->rate;
+		if (c > cap)
+			c = cap;
+	}
+	g->stamp = now;
+	if (c < hz || (create == XLB_CT_CREATE_PICKUP && c <= cap / 2)) {
+		g->credits = c;
+		g->refused++;
+		return 0;
+	}
+	g->credits = c - hz;
+	return 1;
 }
 
 /*
@@ -323,10 +383,18 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 		return 0;
 	}
 miss:
-	if (vs)
-		vs->ct_misses++;
+	if (!vs)	/* only looking */
+		return pick_from_table(cfg, vip, f, ch, bep);
+	vs->ct_misses++;
+	/*
+	 * The flow's own way is rewritten; any other is new state, which
+	 * the guard decides on.  Asked before the pick, whose calls spill
+	 * the same values: no stack of its own (see xlb_main).
+	 */
+	if (victim && victim != hit && !ct_admit(ch->create, now, cfg->hz))
+		victim = NULL;
 	err = pick_from_table(cfg, vip, f, ch, bep);
-	if (err || !vs)
+	if (err)
 		return err;
 	if (victim)
 		ct_write(victim, h, f, (*bep)->epoch, ch->hash, (__u16)ch->id,
@@ -732,6 +800,14 @@ static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
 	} else {
 		if (parse_ports(c, p))
 			return malformed(p, 1);
+		{
+			struct tcphdr *th = c->pos;
+
+			if ((void *)(th + 1) <= c->end)
+				ch->create = l4_create(p->flow.proto, th);
+			else	/* UDP: its header was there */
+				ch->create = XLB_CT_CREATE_NEW;
+		}
 		vip = find_vip(&p->flow);
 		if (!vip)
 			return XDP_PASS;
@@ -1186,6 +1262,7 @@ static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 		       (__u64)XLB_FAMILY_INET << 40;
 	}
 	fast_pkt(fa, tot, sizeof(*ip), ip->tos, !!(frag & XLB_IP_DF));
+	fa->ch.create = l4_create(ip->protocol, th);
 	return 0;
 }
 
@@ -1224,6 +1301,7 @@ static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
 	}
 	fast_pkt(fa, tot, sizeof(*ip6), ip6->priority << 4 | ip6->flow_lbl[0] >> 4,
 		 1);
+	fa->ch.create = l4_create(ip6->nexthdr, th);
 	return 0;
 }
 

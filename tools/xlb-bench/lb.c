@@ -166,6 +166,14 @@ int pkt_setup(struct pkt_bench *b, const struct opts *o, int all,
 	ret = xlb_dp_config_set(&b->dp, &b->cfg);
 	if (ret)
 		return xlb_errf(err, -ret, "cannot write the config map");
+	/*
+	 * The new-flow guard on, at a rate no run reaches: every new flow
+	 * pays for the guard's bucket and is remembered, as below the rate
+	 * in service.
+	 */
+	ret = xlb_dp_ct_guard_set(&b->dp, XLB_CT_RATE_MAX);
+	if (ret)
+		return xlb_errf(err, -ret, "cannot write the new-flow rate");
 	ret = setup_vip(b, VIP_IPIP, 4, 80, 0, XLB_ENCAP_IPIP, err);
 	if (ret || !all)
 		return ret;
