@@ -403,6 +403,7 @@ enum xlb_event {
 	XLB_EV_UNSUPPORTED,	/* drop: e.g. ICMP error we cannot steer */
 	XLB_EV_NO_TABLE,	/* drop: VIP without a published table */
 	XLB_EV_ICMP_STEERED,	/* ICMP error sent to the flow's backend */
+	XLB_EV_ICMP_ECHO,	/* echo request to a VIP address answered */
 	XLB_EV_IN_MAP,		/* the events above are xlb_events' entries */
 	/*
 	 * Forwarded, but no connection entry made: over the new-flow rate.

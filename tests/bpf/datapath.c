@@ -1063,7 +1063,7 @@ TEST(event_names_stable)
 	static const char *const want[XLB_EV_MAX] = {
 		"malformed", "fragment", "no_backend", "too_big", "no_route",
 		"no_neigh", "unsupported", "no_table", "icmp_steered",
-		"ct_guard",
+		"icmp_echo", "ct_guard",
 	};
 	int i;
 

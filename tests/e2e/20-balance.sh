@@ -152,4 +152,22 @@ tap_result "$([[ $(json_get "$work/hold.json" "j['ok']") == True ]]; echo $?)" \
 	"500 long-lived connections through the LB for 3 s, none broken" \
 	"$out" "$(tail -3 "$work/hold.log")"
 
+# A ping to a VIP address is answered by the LB's data path (icmp_echo),
+# IPv4 and IPv6: one echo each (xlb-traffic ping -c 1 tries once), answered
+# and counted.
+echo_count() {
+	xlbctl -j stats >"$work/stats.json" 2>&1 &&
+		json_get "$work/stats.json" "j['events']['icmp_echo']"
+}
+e0=$(echo_count)
+in_ns c1 "$X" ping "$VIP4" -c 1 -W 2000 >"$work/ping.log" 2>&1
+rc4=$?
+in_ns c2 "$X" ping "$VIP6" -c 1 -W 2000 >>"$work/ping.log" 2>&1
+rc6=$?
+e1=$(echo_count)
+tap_result "$([[ $rc4 -eq 0 && $rc6 -eq 0 && $e0 =~ ^[0-9]+$ &&
+		 $e1 =~ ^[0-9]+$ && $((e1 - e0)) -eq 2 ]]; echo $?)" \
+	"ping $VIP4 and $VIP6: answered by the LB (icmp_echo +2)" \
+	"exit status $rc4, $rc6; icmp_echo $e0 -> $e1" "$(cat "$work/ping.log")"
+
 tap_done

@@ -455,6 +455,7 @@ static const char *const event_names[] = {
 	[XLB_EV_UNSUPPORTED]	= "unsupported",
 	[XLB_EV_NO_TABLE]	= "no_table",
 	[XLB_EV_ICMP_STEERED]	= "icmp_steered",
+	[XLB_EV_ICMP_ECHO]	= "icmp_echo",
 	[XLB_EV_CT_GUARD]	= "ct_guard",
 };
 
