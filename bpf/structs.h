@@ -72,7 +72,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		2
+#define XLB_DP_ABI		3
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */

@@ -335,6 +335,9 @@ int against_load(struct pkt_bench *b, const char *against,
 
 		if (!own || bpf_map__fd(own) < 0)
 			continue;	/* .rodata and the like: its own */
+		if (!strcmp(bpf_map__name(m), XLB_MAP_ABI))
+			continue;	/* never read: a build of another ABI
+					 * may run on these maps too */
 		if (bpf_map__reuse_fd(m, bpf_map__fd(own)))
 			return xlb_errf(err, errno, "--against %s: cannot share map %s",
 					against, bpf_map__name(m));
