@@ -100,7 +100,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XLB_EV_MAX);
+	__uint(max_entries, XLB_EV_IN_MAP);
 	__type(key, __u32);
 	__type(value, __u64);
 } xlb_events SEC(".maps");
@@ -126,6 +126,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xlb_fc_entry);
 } xlb_flow_cache SEC(".maps");
+
+/*
+ * The new-flow guard's bucket and rate, per CPU (structs.h), looked up
+ * with a key in read-only data: a key on the stack would take 8 bytes of
+ * a frame that has none to spare (xlb_main's comment).
+ */
+volatile const __u32 xlb_key0 = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xlb_ct_guard);
+} xlb_ct_guard SEC(".maps");
 
 /* Never read by the program: its max_entries is XLB_DP_ABI (structs.h). */
 struct {

@@ -27,6 +27,10 @@
 #define XLB_IP_DF	0x4000
 #define XLB_IP_OFFSET	0x1fff
 #define XLB_IPV6_EXT_MAX	4
+#define XLB_TCP_FIN	0x01
+#define XLB_TCP_SYN	0x02
+#define XLB_TCP_RST	0x04
+#define XLB_TCP_ACK	0x10
 
 struct cursor {
 	void *pos;

@@ -33,7 +33,7 @@
  *                     (see "Connection table" below and bpf/ct_hash.h)
  *   xlb_vip_stats     PERCPU_ARRAY[XLB_MAX_VIPS]     -> struct xlb_vip_stats
  *   xlb_backend_stats PERCPU_ARRAY[XLB_MAX_BACKENDS] -> struct xlb_counter
- *   xlb_events        PERCPU_ARRAY[XLB_EV_MAX]       -> __u64
+ *   xlb_events        PERCPU_ARRAY[XLB_EV_IN_MAP]    -> __u64
  *   xlb_actions       PERCPU_ARRAY[XLB_ACTIONS]      -> __u64 (by XDP action)
  *   xlb_tx_ports      DEVMAP_HASH ifindex -> ifindex (egress for redirect)
  *   xlb_bpf.bss       ARRAY[1] -> __u32 xlb_gen, mmapable: the program's
@@ -41,6 +41,8 @@
  *                     generation, incremented by libxlb after every
  *                     change the flow cache depends on ("Flow cache")
  *   xlb_flow_cache    PERCPU_ARRAY[XLB_FC_SLOTS] -> struct xlb_fc_entry
+ *   xlb_ct_guard      PERCPU_ARRAY[1] -> struct xlb_ct_guard (new-flow
+ *                     guard, see "What makes a connection entry")
  */
 #ifndef XLB_STRUCTS_H
 #define XLB_STRUCTS_H
@@ -70,7 +72,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		2
+#define XLB_DP_ABI		3
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -246,6 +248,47 @@ struct xlb_ct_entry {
 _Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
 
 /*
+ * What makes a connection entry.  A miss in the connection table picks
+ * from the table and forwards; whether it also remembers the flow depends
+ * on the packet (as conntrack decides what is a new connection):
+ *   TCP SYN (no RST, no FIN)      creates
+ *   TCP ACK without SYN/RST/FIN   creates (mid-stream pickup: a flow an
+ *                                 LB host that went away was carrying,
+ *                                 now arriving here, must be remembered
+ *                                 here to survive the next table change)
+ *   TCP RST, FIN, or no ACK       never creates
+ *   UDP                           creates
+ * An existing entry of the flow (its own way) is rewritten in place by
+ * any packet, as before: that makes no new state.
+ *
+ * New-flow guard: creating is limited per CPU to `rate` entries a second
+ * (a token bucket of one second's worth), so that a flood of spoofed
+ * packets cannot evict the established flows of a full table.  Above the
+ * rate, new flows are still picked from the table and forwarded, but not
+ * remembered, and counted (XLB_EV_CT_GUARD).  Mid-stream pickups are
+ * refused first: they may take tokens only while more than half of the
+ * bucket is left, SYNs and UDP down to the last token.  Credits count
+ * in 1/hz of an entry, so the refill (ticks * rate) needs no division.
+ * xlb_ct_guard is PERCPU_ARRAY[1]; libxlb writes `rate` to every CPU
+ * (credits and stamp 0: a full bucket; refused kept); rate 0: no limit.
+ */
+#define XLB_CT_CREATE_NONE	0
+#define XLB_CT_CREATE_PICKUP	1
+#define XLB_CT_CREATE_NEW	2
+#define XLB_CT_RATE_DEFAULT	20000	/* new entries a second, per CPU */
+#define XLB_CT_RATE_MAX		100000000
+
+struct xlb_ct_guard {
+	__u64 credits;		/* 1/hz of an entry each */
+	__u64 stamp;		/* bpf_jiffies64() of the last refill */
+	__u32 rate;		/* entries a second on this CPU; 0: no limit */
+	__u32 pad;
+	__u64 refused;		/* new flows not remembered (XLB_EV_CT_GUARD) */
+};
+
+_Static_assert(sizeof(struct xlb_ct_guard) == 32, "xlb_ct_guard layout");
+
+/*
  * Flow cache.  Per CPU, direct-mapped by an unkeyed fold of the flow
  * (xlb_fc_slot): the outcome of a packet that left by the fast path (IP
  * in IP, or GUE over IPv4), ready to be written again, so that the next
@@ -360,6 +403,14 @@ enum xlb_event {
 	XLB_EV_UNSUPPORTED,	/* drop: e.g. ICMP error we cannot steer */
 	XLB_EV_NO_TABLE,	/* drop: VIP without a published table */
 	XLB_EV_ICMP_STEERED,	/* ICMP error sent to the flow's backend */
+	XLB_EV_ICMP_ECHO,	/* echo request to a VIP address answered */
+	XLB_EV_IN_MAP,		/* the events above are xlb_events' entries */
+	/*
+	 * Forwarded, but no connection entry made: over the new-flow rate.
+	 * Counted in xlb_ct_guard (refused), where the program has the
+	 * counter at hand; libxlb reports it with the others.
+	 */
+	XLB_EV_CT_GUARD = XLB_EV_IN_MAP,
 	XLB_EV_MAX,
 };
 

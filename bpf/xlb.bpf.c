@@ -168,8 +168,34 @@ static __always_inline struct xlb_backend *backend_get(__u32 id)
 struct choice {
 	__u32 id;
 	__u32 hash;
-	struct xlb_slot slot;	/* primary, secondary (hop list) */
+	/*
+	 * create goes in (XLB_CT_CREATE_* of the packet, for ct_pick), slot
+	 * comes out: ct_pick reads create before anything writes slot.  One
+	 * field of two uses, because a byte more grows xlb_main's frame
+	 * past what 6.1 allows (see there).
+	 */
+	union {
+		struct xlb_slot slot;	/* primary, secondary (hop list) */
+		__u8 create;
+	};
 };
+
+/* What a TCP segment of flags `fl` may create (structs.h). */
+static __always_inline __u8 tcp_create(__u8 fl)
+{
+	if (fl & (XLB_TCP_RST | XLB_TCP_FIN))
+		return XLB_CT_CREATE_NONE;
+	if (fl & XLB_TCP_SYN)
+		return XLB_CT_CREATE_NEW;
+	return fl & XLB_TCP_ACK ? XLB_CT_CREATE_PICKUP : XLB_CT_CREATE_NONE;
+}
+
+/* ... and a TCP or UDP packet whose transport header is at th. */
+static __always_inline __u8 l4_create(__u8 proto, const struct tcphdr *th)
+{
+	return proto == IPPROTO_TCP ? tcp_create(((const __u8 *)th)[13]) :
+				      XLB_CT_CREATE_NEW;
+}
 
 /* Pick from the table; no connection state involved. */
 static __always_inline int pick_from_table(const struct xlb_config *cfg,
@@ -216,6 +242,40 @@ static __always_inline int flow_eq(const struct xlb_flow *x,
 static __always_inline __u64 ct_age(__u64 now, __u64 last_seen)
 {
 	return (__s64)(now - last_seen) > 0 ? now - last_seen : 0;
+}
+
+/*
+ * The new-flow guard (structs.h): may a packet of kind `create` make a
+ * connection entry now?  Takes the entry's credits if so; counts the
+ * refusal if the rate says no.
+ */
+static __always_inline int ct_admit(__u8 create, __u64 now, __u32 hz)
+{
+	struct xlb_ct_guard *g;
+	__u64 cap, c, el;
+
+	if (create == XLB_CT_CREATE_NONE)
+		return 0;
+	g = bpf_map_lookup_elem(&xlb_ct_guard, (const void *)&xlb_key0);
+	if (!g || !g->rate)
+		return 1;
+	cap = (__u64)g->rate * hz;
+	el = now - g->stamp;
+	if (el >= hz) {
+		c = cap;
+	} else {
+		c = g->credits + el * g->rate;
+		if (c > cap)
+			c = cap;
+	}
+	g->stamp = now;
+	if (c < hz || (create == XLB_CT_CREATE_PICKUP && c <= cap / 2)) {
+		g->credits = c;
+		g->refused++;
+		return 0;
+	}
+	g->credits = c - hz;
+	return 1;
 }
 
 /*
@@ -323,10 +383,18 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 		return 0;
 	}
 miss:
-	if (vs)
-		vs->ct_misses++;
+	if (!vs)	/* only looking */
+		return pick_from_table(cfg, vip, f, ch, bep);
+	vs->ct_misses++;
+	/*
+	 * The flow's own way is rewritten; any other is new state, which
+	 * the guard decides on.  Asked before the pick, whose calls spill
+	 * the same values: no stack of its own (see xlb_main).
+	 */
+	if (victim && victim != hit && !ct_admit(ch->create, now, cfg->hz))
+		victim = NULL;
 	err = pick_from_table(cfg, vip, f, ch, bep);
-	if (err || !vs)
+	if (err)
 		return err;
 	if (victim)
 		ct_write(victim, h, f, (*bep)->epoch, ch->hash, (__u16)ch->id,
@@ -641,6 +709,109 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 
 
 /*
+ * Not an XDP action: an ICMP or ICMPv6 echo request to a VIP address,
+ * which xlb_main answers (answer_echo) as Katran does, so that ping
+ * works for a VIP as for any address.  Not answered: fragments, and
+ * requests from a group or unspecified source (the answer would go to
+ * many hosts, or nowhere); those pass to the stack as before.
+ */
+#define XLB_ECHO	(-6)
+#define ICMP_ECHOREPLY	0
+#define ICMP_ECHO	8
+
+static __always_inline int echo_request(const struct pkt *p,
+					const struct icmphdr *ih)
+{
+	if (p->frag || ih->code)
+		return 0;
+	if (p->flow.family == XLB_FAMILY_INET) {
+		__u32 s = bpf_ntohl(p->flow.src.v4);
+
+		return ih->type == ICMP_ECHO && s && (s >> 28) < 0xe;
+	}
+	if (ih->type != ICMPV6_ECHO_REQUEST ||
+	    (bpf_ntohl(p->flow.src.v6[0]) >> 24) == 0xff)	/* multicast */
+		return 0;
+	return !!(p->flow.src.v6[0] | p->flow.src.v6[1] |	/* not :: */
+		  p->flow.src.v6[2] | p->flow.src.v6[3]);
+}
+
+/* RFC 1624: checksum `check` after a 16-bit word went from `old` to `new`. */
+static __always_inline __u16 csum_replace(__u16 check, __u16 old, __u16 new)
+{
+	__u32 s = (__u16)~check + (__u16)~old + (__u32)new;
+
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+/*
+ * The echo reply, made from the request in place: Ethernet and IP
+ * addresses swapped, TTL / hop limit XLB_TTL_DEFAULT, type echo reply,
+ * checksums updated for what changed (RFC 1624).  Called by xlb_main.
+ */
+static __noinline int answer_echo(struct xdp_md *ctx, struct pkt *p)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct icmphdr *ih;
+	__u8 mac[ETH_ALEN];
+	__u32 l3, l4;
+	__u16 old;
+
+	if (!p)
+		return XDP_ABORTED;
+	l3 = p->l3_off;
+	l4 = p->l4_off;
+	barrier_var(l3);
+	barrier_var(l4);
+	l3 &= 0x1f;		/* 14 or 18 */
+	l4 &= 0x1ff;		/* IPv4 with options, IPv6 after extensions */
+	if ((void *)(eth + 1) > end)
+		return drop(XLB_EV_MALFORMED);
+	if (eth->h_source[0] & 1)	/* a group source: not answered */
+		return XDP_PASS;
+	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
+	ih = data + l4;
+	if ((void *)(ih + 1) > end)
+		return drop(XLB_EV_MALFORMED);
+	if (p->flow.family == XLB_FAMILY_INET) {
+		struct iphdr *ip = data + l3;
+		__be32 a;
+
+		if ((void *)(ip + 1) > end)
+			return drop(XLB_EV_MALFORMED);
+		a = ip->saddr;
+		ip->saddr = ip->daddr;
+		ip->daddr = a;
+		old = *(__u16 *)&ip->ttl;
+		ip->ttl = XLB_TTL_DEFAULT;
+		ip->check = csum_replace(ip->check, old, *(__u16 *)&ip->ttl);
+		old = *(__u16 *)ih;
+		ih->type = ICMP_ECHOREPLY;
+	} else {
+		struct ipv6hdr *ip6 = data + l3;
+		struct in6_addr a;
+
+		if ((void *)(ip6 + 1) > end)
+			return drop(XLB_EV_MALFORMED);
+		a = ip6->saddr;
+		ip6->saddr = ip6->daddr;
+		ip6->daddr = a;
+		ip6->hop_limit = XLB_TTL_DEFAULT;
+		old = *(__u16 *)ih;
+		ih->type = ICMPV6_ECHO_REPLY;
+	}
+	ih->checksum = csum_replace(ih->checksum, old, *(__u16 *)ih);
+	count_event(XLB_EV_ICMP_ECHO);
+	return XDP_TX;
+}
+
+/*
  * An ICMP error whose quote is a VIP flow goes to that flow's backend:
  * XLB_FORWARD with *vipp and *ch set, or the action to take.  (One call
  * site of forward() for all packets keeps the verifier's work down.)
@@ -663,6 +834,8 @@ static __always_inline int steer_icmp(struct xdp_md *ctx, struct cursor *c,
 		return XDP_PASS;
 	if ((void *)(ih + 1) > c->end)
 		return drop(XLB_EV_MALFORMED);
+	if (echo_request(p, ih))
+		return XLB_ECHO;
 	if (!icmp_steerable(p, ih->type, ih->code))
 		return XDP_PASS;
 	if (parse_icmp_quote(c, data, p, &q))
@@ -732,6 +905,14 @@ static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
 	} else {
 		if (parse_ports(c, p))
 			return malformed(p, 1);
+		{
+			struct tcphdr *th = c->pos;
+
+			if ((void *)(th + 1) <= c->end)
+				ch->create = l4_create(p->flow.proto, th);
+			else	/* UDP: its header was there */
+				ch->create = XLB_CT_CREATE_NEW;
+		}
 		vip = find_vip(&p->flow);
 		if (!vip)
 			return XDP_PASS;
@@ -1186,6 +1367,7 @@ static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 		       (__u64)XLB_FAMILY_INET << 40;
 	}
 	fast_pkt(fa, tot, sizeof(*ip), ip->tos, !!(frag & XLB_IP_DF));
+	fa->ch.create = l4_create(ip->protocol, th);
 	return 0;
 }
 
@@ -1224,6 +1406,7 @@ static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
 	}
 	fast_pkt(fa, tot, sizeof(*ip6), ip6->priority << 4 | ip6->flow_lbl[0] >> 4,
 		 1);
+	fa->ch.create = l4_create(ip6->nexthdr, th);
 	return 0;
 }
 
@@ -1266,6 +1449,8 @@ int xlb_main(struct xdp_md *ctx)
 		action = forward(ctx, &fa);
 	if (action == XLB_FIB)
 		action = fib_forward(ctx, &fa);
+	if (action == XLB_ECHO)
+		action = answer_echo(ctx, &fa.p);
 	if (action == XLB_ANSWER)
 		action = answer_too_big(ctx, &fa.p, fa.p.l3_off, fa.answer_mtu,
 					fa.answer_ttl) ? XDP_DROP : XDP_TX;

@@ -110,7 +110,7 @@ static int dp_create(struct xlb_dp *dp)
 				    sizeof(struct xlb_counter),
 				    XLB_MAX_BACKENDS, 0, 0);
 	dp->events = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_events", 4,
-			     sizeof(__u64), XLB_EV_MAX, 0, 0);
+			     sizeof(__u64), XLB_EV_IN_MAP, 0, 0);
 	dp->actions = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_actions", 4,
 			      sizeof(__u64), XLB_ACTIONS, 0, 0);
 	dp->tx_ports = map_new(BPF_MAP_TYPE_DEVMAP_HASH, "xlb_tx_ports", 4, 4,
@@ -121,12 +121,14 @@ static int dp_create(struct xlb_dp *dp)
 	dp->flow_cache = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_flow_cache", 4,
 				 sizeof(struct xlb_fc_entry), XLB_FC_SLOTS, 0,
 				 0);
+	dp->ct_guard = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_ct_guard", 4,
+			       sizeof(struct xlb_ct_guard), 1, 0, 0);
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->config < 0 || dp->vips < 0 || dp->vip_index < 0 ||
 	    dp->backends < 0 || dp->conntrack < 0 || dp->vip_stats < 0 ||
 	    dp->backend_stats < 0 || dp->events < 0 || dp->actions < 0 ||
 	    dp->tx_ports < 0 || dp->abi < 0 || dp->gen < 0 ||
-	    dp->flow_cache < 0 || dp->ncpus <= 0)
+	    dp->flow_cache < 0 || dp->ct_guard < 0 || dp->ncpus <= 0)
 		return -1;
 	dp->gen_map = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE),
 			   PROT_READ | PROT_WRITE, MAP_SHARED, dp->gen, 0);
@@ -1001,11 +1003,26 @@ TEST_F(dp, counters_sum_over_cpus)
 	ASSERT_EQ(0, bpf_map_update_elem(self->dp.vip_stats, &key, vs, 0));
 	key = 300;
 	ASSERT_EQ(0, bpf_map_update_elem(self->dp.backend_stats, &key, bc, 0));
-	for (i = 0; i < XLB_EV_MAX; i++) {
+	for (i = 0; i < XLB_EV_IN_MAP; i++) {
 		for (cpu = 0; cpu < n; cpu++)
 			u[cpu] = (__u64)(i + 1) * (cpu + 1);
 		key = i;
 		ASSERT_EQ(0, bpf_map_update_elem(self->dp.events, &key, u, 0));
+	}
+	/* ct_guard: the guard map's refusals, summed like the others */
+	{
+		struct xlb_ct_guard *g = calloc(n, sizeof(*g));
+
+		ASSERT_NE(NULL, g);
+		for (cpu = 0; cpu < n; cpu++)
+			g[cpu] = (struct xlb_ct_guard){ .credits = 5,
+				.stamp = 9, .rate = 3,
+				.refused = (__u64)(XLB_EV_CT_GUARD + 1) *
+					   (cpu + 1) };
+		key = 0;
+		ASSERT_EQ(0, bpf_map_update_elem(self->dp.ct_guard, &key, g,
+						 0));
+		free(g);
 	}
 	for (i = 0; i < XLB_ACTIONS; i++) {
 		for (cpu = 0; cpu < n; cpu++)
@@ -1046,6 +1063,7 @@ TEST(event_names_stable)
 	static const char *const want[XLB_EV_MAX] = {
 		"malformed", "fragment", "no_backend", "too_big", "no_route",
 		"no_neigh", "unsupported", "no_table", "icmp_steered",
+		"icmp_echo", "ct_guard",
 	};
 	int i;
 
@@ -1135,7 +1153,7 @@ static const char *const pin_names[] = {
 	XLB_MAP_CONFIG, XLB_MAP_VIPS, XLB_MAP_BACKENDS,
 	XLB_MAP_CONNTRACK, XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS,
 	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS, XLB_MAP_VIP_INDEX,
-	XLB_MAP_ABI, XLB_PIN_GEN, XLB_MAP_FLOW_CACHE,
+	XLB_MAP_ABI, XLB_PIN_GEN, XLB_MAP_FLOW_CACHE, XLB_MAP_CT_GUARD,
 	XLB_TABLE_SIZES_X(TABLE_PIN)
 };
 
@@ -1158,7 +1176,7 @@ TEST_F(dp, from_pins)
 		self->dp.backends, self->dp.conntrack, self->dp.vip_stats,
 		self->dp.backend_stats, self->dp.events, self->dp.actions,
 		self->dp.tx_ports, self->dp.vip_index, self->dp.abi,
-		self->dp.gen, self->dp.flow_cache,
+		self->dp.gen, self->dp.flow_cache, self->dp.ct_guard,
 		XLB_TABLE_SIZES_X(TABLE_FD)
 	};
 	struct xlb_vip_key k = vip4("203.0.113.30", 80, IPPROTO_TCP);

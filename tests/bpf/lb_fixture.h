@@ -329,14 +329,28 @@ static inline int lb_publish(struct lb *lb, int v, int first, int n,
 	return 0;
 }
 
-static inline int lb_init(struct lb *lb, char *why, size_t wn)
+/*
+ * lb_init_ct: with a connection table of ct_entries (0: the object's
+ * size), for tests that fill it.
+ */
+static inline int lb_init_ct(struct lb *lb, __u32 ct_entries, char *why,
+			     size_t wn)
 {
 	struct xlb_err err;
 	int g, i, v;
 
 	memset(lb, 0, sizeof(*lb));
 	lb->dp.config = -1;
-	lb->skel = xlb_bpf__open_and_load();
+	lb->skel = xlb_bpf__open();
+	if (lb->skel && ct_entries &&
+	    bpf_map__set_max_entries(lb->skel->maps.xlb_conntrack, ct_entries)) {
+		xlb_bpf__destroy(lb->skel);
+		lb->skel = NULL;
+	}
+	if (lb->skel && xlb_bpf__load(lb->skel)) {
+		xlb_bpf__destroy(lb->skel);
+		lb->skel = NULL;
+	}
 	if (!lb->skel)
 		return lb_fail(why, wn, "cannot load xlb.bpf.o: %s (needs root "
 			       "and BPF)", strerror(errno));
@@ -413,6 +427,11 @@ static inline int lb_init(struct lb *lb, char *why, size_t wn)
 				       k->name, fam, err.msg);
 	}
 	return 0;
+}
+
+static inline int lb_init(struct lb *lb, char *why, size_t wn)
+{
+	return lb_init_ct(lb, 0, why, wn);
 }
 
 static inline void lb_fini(struct lb *lb)

@@ -406,9 +406,8 @@ TEST_F(lb, non_vip_traffic_passes_byte_identical)
 
 		lb_spec(&self->lb, v, &s);
 		s.proto = v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6;
-		s.icmp_type = v4 ? 8 : 128;
 		s.icmp_rest = 0x1234 << 16 | 1;
-		raw_from_spec(&cases[n++], "ICMP echo request to a VIP", &s);
+		/* echo requests are answered: icmp_echo_to_vip_answered */
 		s.icmp_type = v4 ? 0 : 129;
 		raw_from_spec(&cases[n++], "ICMP echo reply to a VIP", &s);
 
@@ -599,6 +598,112 @@ TEST_F(lb, icmp_error_follows_connection_entry)
 					  ct.backend,
 					  "ICMP error after a table change",
 					  NULL));
+	}
+}
+
+/*
+ * An echo request to a VIP address is answered by the LB: the reply is
+ * the frame pkt_build makes of the request turned around (MACs and
+ * addresses swapped, TTL / hop limit 64, echo reply, every checksum
+ * computed from scratch), counted as icmp_echo.  Requests it must not
+ * answer pass untouched: to another address, from a multicast or
+ * broadcast source, fragments, a code other than 0.
+ */
+TEST_F(lb, icmp_echo_to_vip_answered)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_PORT0, K_UDP_GUE4 };
+	static const __u8 opts[4] = { 1, 1, 1, 0 };
+	static __u8 in[LB_BUF], want[LB_BUF];
+	static struct lb_res r;
+	struct pkt_spec s, w;
+	unsigned int i, c, n = 0;
+	char what[128];
+	size_t len, wlen;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		bool v4 = lb_vip_family(v) == XLB_FAMILY_INET;
+
+		for (c = 0; c < 4; c++) {
+			lb_spec(&self->lb, v, &s);
+			s.proto = v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+			s.icmp_type = v4 ? 8 : 128;
+			s.icmp_code = 0;
+			s.icmp_rest = (0x4242 + c) << 16 | (c + 1);
+			s.payload = lb_pattern();
+			s.payload_len = c == 0 ? 0 : 56 + c;
+			if (c == 2) {
+				s.vlans = 1;
+				s.vlan[0] = (struct pkt_vlan){ PKT_ETH_8021Q, 7 };
+			}
+			if (c == 3 && v4) {
+				memcpy(s.ip_opts, opts, sizeof(opts));
+				s.ip_opts_len = sizeof(opts);
+			}
+			w = s;
+			memcpy(w.dst_mac, s.src_mac, 6);
+			memcpy(w.src_mac, s.dst_mac, 6);
+			memcpy(w.src, s.dst, 16);
+			memcpy(w.dst, s.src, 16);
+			w.ttl = XLB_TTL_DEFAULT;
+			w.icmp_type = v4 ? 0 : 129;
+			len = lb_build(&s, in);
+			wlen = lb_build(&w, want);
+			ASSERT_NE(0, len);
+			lb_run(&self->lb, in, len, &r);
+			snprintf(what, sizeof(what), "echo request %u [VIP %s, "
+				 "%s]", c, lb_kind(v)->name, v4 ? "IPv4" : "IPv6");
+			EXPECT_TRUE(!r.err && r.retval == XDP_TX &&
+				    r.len == wlen && !memcmp(r.out, want, wlen) &&
+				    r.ev[XLB_EV_ICMP_ECHO] == 1)
+				lb_report(what, "want the echo reply, XDP_TX, "
+					  "icmp_echo once", in, len, &r);
+			n++;
+		}
+	}
+	TH_LOG("%u echo requests answered", n);
+
+	lb_for_each_vip(i, v, kinds) {
+		bool v4 = lb_vip_family(v) == XLB_FAMILY_INET;
+
+		for (c = 0; c < 5; c++) {
+			const char *name[] = { "to another address",
+				"from a multicast source", "a fragment",
+				"code 1", "from a group MAC" };
+
+			lb_spec(&self->lb, v, &s);
+			s.proto = v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+			s.icmp_type = v4 ? 8 : 128;
+			s.icmp_rest = 0x4242 << 16 | 1;
+			if (c == 0)
+				pkt_addr(v4 ? 4 : 6, v4 ? "198.51.100.99" :
+					 "2001:db8:1::99", s.dst);
+			if (c == 1)
+				pkt_addr(v4 ? 4 : 6, v4 ? "224.0.0.1" :
+					 "ff02::1", s.src);
+			if (c == 2 && v4) {
+				s.mf = true;
+				s.ip_id = 7;
+			}
+			if (c == 2 && !v4) {
+				s.n_ext = 1;
+				s.ext[0] = (struct pkt_ext6){
+					.type = IPPROTO_FRAGMENT, .more = true,
+					.frag_id = 7 };
+			}
+			if (c == 3)
+				s.icmp_code = 1;
+			if (c == 4)
+				s.src_mac[0] |= 1;
+			len = lb_build(&s, in);
+			ASSERT_NE(0, len);
+			lb_run(&self->lb, in, len, &r);
+			snprintf(what, sizeof(what), "echo request %s [VIP %s, "
+				 "%s]", name[c], lb_kind(v)->name,
+				 v4 ? "IPv4" : "IPv6");
+			EXPECT_TRUE(lb_expect_pass(in, len, &r, what));
+			EXPECT_EQ(0, r.ev[XLB_EV_ICMP_ECHO]) TH_LOG("%s", what);
+		}
 	}
 }
 

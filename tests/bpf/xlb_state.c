@@ -626,6 +626,296 @@ TEST_F(lb, ct_udp_entry_expires_when_idle_tcp_does_not)
 		ct_idle_case(_metadata, &self->lb, v);
 }
 
+/* --- what makes an entry; the new-flow guard -------------------------------- */
+
+/*
+ * Per protocol (structs.h, "What makes a connection entry"): TCP SYN and
+ * a mid-stream ACK make one, RST and FIN (with or without ACK) and a
+ * segment without ACK do not, UDP does; every one of them is forwarded
+ * as the table says.  No guard here (rate 0, the map as loaded).
+ */
+TEST_F(lb, ct_entry_made_by_syn_ack_udp_never_rst_fin)
+{
+	static const struct {
+		const char *name;
+		__u8 flags;
+		bool creates;
+	} segs[] = {
+		{ "SYN", PKT_TCP_SYN, true },
+		{ "ACK", PKT_TCP_ACK, true },
+		{ "ACK PSH", PKT_TCP_ACK | PKT_TCP_PSH, true },
+		{ "RST", PKT_TCP_RST, false },
+		{ "RST ACK", PKT_TCP_RST | PKT_TCP_ACK, false },
+		{ "FIN", PKT_TCP_FIN, false },
+		{ "FIN ACK", PKT_TCP_FIN | PKT_TCP_ACK, false },
+		{ "SYN RST", PKT_TCP_SYN | PKT_TCP_RST, false },
+		{ "no flags", 0, false },
+		{ "PSH only", PKT_TCP_PSH, false },
+	};
+	static const int tcp[] = { K_TCP_IPIP4, K_TCP_GUE6 };
+	static const int udp[] = { K_UDP_GUE4, K_UDP_IPIP4 };
+	struct pkt_spec s;
+	struct xlb_ct ct;
+	unsigned int i, k, n = 0;
+	char what[96];
+	int v;
+
+	lb_for_each_vip(i, v, tcp) {
+		for (k = 0; k < LB_N(segs); k++) {
+			struct xlb_flow f;
+
+			lb_spec(&self->lb, v, &s);
+			s.sport = (__u16)(20000 + n++);
+			s.tcp_flags = segs[k].flags;
+			f = lb_flow(&s);
+			snprintf(what, sizeof(what), "first segment %s",
+				 segs[k].name);
+			EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+					       what, NULL));
+			EXPECT_EQ(segs[k].creates ? 0 : -ENOENT,
+				  xlb_dp_ct_lookup(&self->lb.dp, &f, &ct))
+				TH_LOG("%s [VIP %s]: an entry %s", what,
+				       lb_kind(v)->name, segs[k].creates ?
+				       "missing" : "made");
+		}
+	}
+	lb_for_each_vip(i, v, udp) {
+		struct xlb_flow f;
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,
+				       "first datagram", NULL));
+		EXPECT_EQ(0, xlb_dp_ct_lookup(&self->lb.dp, &f, &ct))
+			TH_LOG("UDP [VIP %s]: no entry", lb_kind(v)->name);
+	}
+}
+
+/* Every CPU's guard bucket: rate, credits, stamp. */
+static int guard_write(const struct lb *lb, __u32 rate, __u64 credits,
+		       __u64 stamp)
+{
+	int n = lb->dp.ncpus, i, ret;
+	struct xlb_ct_guard *g = calloc((size_t)n, sizeof(*g));
+	__u32 key = 0;
+
+	if (!g)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		g[i].rate = rate;
+		g[i].credits = credits;
+		g[i].stamp = stamp;
+	}
+	ret = bpf_map_update_elem(lb->dp.ct_guard, &key, g, BPF_ANY) ?
+	      -errno : 0;
+	free(g);
+	return ret;
+}
+
+/*
+ * One TCP segment of a new flow (source port sport) with flags fl, after
+ * the guard's bucket is set to `credits` of rate `rate` now: did it make
+ * an entry, and did ct_guard count it?  Retried (up to 5 times, fresh
+ * flows) while the run took `margin` ticks or more, which would refill
+ * the bucket past what the case means to test.
+ */
+static int guard_case(struct __test_metadata *_metadata, struct lb *lb,
+		      int v, __u16 *sport, __u8 fl, __u32 rate,
+		      __u64 credits, __u64 margin, bool *made, __u64 *guarded)
+{
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	struct pkt_spec s;
+	struct xlb_flow f;
+	struct xlb_ct ct;
+	__u64 t0, t1;
+	int tries;
+
+	for (tries = 0; tries < 5; tries++) {
+		lb_spec(lb, v, &s);
+		s.sport = (*sport)++;
+		s.tcp_flags = fl;
+		f = lb_flow(&s);
+		if (xlb_clock_now(&t0) || guard_write(lb, rate, credits, t0))
+			return -1;
+		lb_run(lb, in, lb_build(&s, in), &r);
+		if (xlb_clock_now(&t1))
+			return -1;
+		if (r.err || r.retval != XDP_TX) {
+			TH_LOG("segment not forwarded: %s", lb_action(r.retval));
+			return -1;
+		}
+		if (t1 - t0 < margin) {
+			*made = !xlb_dp_ct_lookup(&lb->dp, &f, &ct);
+			*guarded = r.ev[XLB_EV_CT_GUARD];
+			return 0;
+		}
+	}
+	TH_LOG("the machine is too slow for this case: %llu ticks a packet",
+	       (unsigned long long)(t1 - t0));
+	return -1;
+}
+
+/*
+ * The guard's bucket (structs.h): with half of it or less left, a
+ * mid-stream ACK makes no entry (counted) while a SYN still does; with
+ * less than one entry's credits, a SYN makes none either (counted); a
+ * full bucket takes both.  RST never asks the guard, so never counts.
+ */
+TEST_F(lb, ct_guard_refuses_pickups_first_then_syns)
+{
+	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4);
+	const __u32 rate = 64;
+	__u16 sport = 30000;
+	__u32 hz;
+	__u64 g, half;
+	bool made;
+
+	ASSERT_EQ(0, xlb_clock_hz(&hz));
+	half = (__u64)rate * hz / 2;
+	/* a quarter of a second of refill short of half the bucket */
+	ASSERT_EQ(0, guard_case(_metadata, &self->lb, v, &sport, PKT_TCP_ACK,
+				rate, half - rate * (hz / 4), hz / 4, &made, &g));
+	EXPECT_FALSE(made) TH_LOG("ACK below half a bucket made an entry");
+	EXPECT_EQ(1, g);
+	ASSERT_EQ(0, guard_case(_metadata, &self->lb, v, &sport, PKT_TCP_SYN,
+				rate, half - rate * (hz / 4), hz / 4, &made, &g));
+	EXPECT_TRUE(made) TH_LOG("SYN below half a bucket made no entry");
+	EXPECT_EQ(0, g);
+	/* rate 1: an entry's credits come back after a second */
+	ASSERT_EQ(0, guard_case(_metadata, &self->lb, v, &sport, PKT_TCP_SYN,
+				1, 0, hz / 2, &made, &g));
+	EXPECT_FALSE(made) TH_LOG("SYN on an empty bucket made an entry");
+	EXPECT_EQ(1, g);
+	ASSERT_EQ(0, guard_case(_metadata, &self->lb, v, &sport, PKT_TCP_RST,
+				1, 0, hz / 2, &made, &g));
+	EXPECT_FALSE(made);
+	EXPECT_EQ(0, g) TH_LOG("RST counted by the guard");
+	/* a full bucket */
+	ASSERT_EQ(0, guard_case(_metadata, &self->lb, v, &sport, PKT_TCP_ACK,
+				rate, (__u64)rate * hz, hz / 4, &made, &g));
+	EXPECT_TRUE(made) TH_LOG("ACK on a full bucket made no entry");
+	EXPECT_EQ(0, g);
+}
+
+TEST_F(lb, ct_guard_rate_set_by_libxlb)
+{
+	__u32 rate = 7;
+
+	ASSERT_EQ(0, xlb_dp_ct_guard_get(&self->lb.dp, &rate));
+	EXPECT_EQ(0, rate) TH_LOG("the map as loaded: no limit");
+	ASSERT_EQ(0, xlb_dp_ct_guard_set(&self->lb.dp, 1234));
+	ASSERT_EQ(0, xlb_dp_ct_guard_get(&self->lb.dp, &rate));
+	EXPECT_EQ(1234, rate);
+	EXPECT_EQ(-EINVAL, xlb_dp_ct_guard_set(&self->lb.dp,
+					       XLB_CT_RATE_MAX + 1));
+	ASSERT_EQ(0, xlb_dp_ct_guard_get(&self->lb.dp, &rate));
+	EXPECT_EQ(1234, rate) TH_LOG("a refused rate changed the map");
+}
+
+/*
+ * A full connection table of established flows (SYN, then an ACK each),
+ * then a flood of spoofed segments of new flows: ACKs (mid-stream
+ * pickups), RSTs, FINs.  Every one is forwarded; the RSTs and FINs make
+ * no entry at all, and the ACKs at most what the guard's rate allows in
+ * the time the flood took: the established entries stay.
+ */
+#define FLOOD_TABLE	256
+#define FLOOD_PACKETS	6000
+
+FIXTURE(lb_small)
+{
+	struct lb lb;
+};
+
+FIXTURE_SETUP(lb_small)
+{
+	char why[256] = "";
+
+	ASSERT_EQ(0, lb_init_ct(&self->lb, FLOOD_TABLE, why, sizeof(why)))
+		TH_LOG("%s", why);
+}
+
+FIXTURE_TEARDOWN(lb_small)
+{
+	lb_fini(&self->lb);
+}
+
+TEST_F(lb_small, ct_junk_flood_leaves_established_entries)
+{
+	static const __u8 junk[] = {
+		PKT_TCP_ACK, PKT_TCP_RST, PKT_TCP_FIN | PKT_TCP_ACK,
+		PKT_TCP_ACK | PKT_TCP_PSH, PKT_TCP_RST | PKT_TCP_ACK,
+	};
+	static struct xlb_flow est[2 * FLOOD_TABLE];
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4);
+	const __u32 rate = 16;
+	__u64 ev0[XLB_EV_MAX] = { 0 }, ev1[XLB_EV_MAX] = { 0 };
+	__u64 t0, t1, allowed, acks = 0, fwd = 0;
+	unsigned int i, n_est = 0, kept = 0;
+	struct pkt_spec s;
+	struct xlb_ct ct;
+	__u32 cap, hz, count;
+
+	ASSERT_EQ(0, xlb_dp_ct_capacity(&self->lb.dp, &cap));
+	ASSERT_EQ(FLOOD_TABLE, cap);
+	ASSERT_EQ(0, xlb_clock_hz(&hz));
+	/* established: twice the table's size of flows, no guard */
+	for (i = 0; i < 2 * FLOOD_TABLE; i++) {
+		struct xlb_flow f;
+
+		lb_spec(&self->lb, v, &s);
+		s.src[0] = htonl(0xc6120000 + i);	/* 198.18.0.0/15 */
+		s.sport = (__u16)(10000 + i);
+		s.tcp_flags = PKT_TCP_SYN;
+		f = lb_flow(&s);
+		lb_run(&self->lb, in, lb_build(&s, in), &r);
+		ASSERT_EQ(XDP_TX, r.retval);
+		s.tcp_flags = PKT_TCP_ACK;
+		lb_run(&self->lb, in, lb_build(&s, in), &r);
+		ASSERT_EQ(XDP_TX, r.retval);
+		est[i] = f;
+	}
+	ASSERT_EQ(0, xlb_dp_ct_count(&self->lb.dp, &count));
+	for (i = 0; i < 2 * FLOOD_TABLE; i++)
+		if (!xlb_dp_ct_lookup(&self->lb.dp, &est[i], &ct))
+			est[n_est++] = est[i];
+	TH_LOG("table of %u: %u entries, %u established flows in it", cap,
+	       count, n_est);
+	ASSERT_GE(n_est, cap * 3 / 4) TH_LOG("the table did not fill");
+
+	ASSERT_EQ(0, xlb_dp_ct_guard_set(&self->lb.dp, rate));
+	ASSERT_EQ(0, xlb_dp_events(&self->lb.dp, ev0));
+	ASSERT_EQ(0, xlb_clock_now(&t0));
+	for (i = 0; i < FLOOD_PACKETS; i++) {
+		lb_spec(&self->lb, v, &s);
+		s.src[0] = htonl(0x0a000000 + i * 7919);	/* spoofed */
+		s.sport = (__u16)(1024 + i % 50000);
+		s.tcp_flags = junk[i % LB_N(junk)];
+		acks += !(s.tcp_flags & (PKT_TCP_RST | PKT_TCP_FIN));
+		lb_run_c(&self->lb, in, lb_build(&s, in), &r, false);
+		fwd += r.retval == XDP_TX;
+	}
+	ASSERT_EQ(0, xlb_clock_now(&t1));
+	ASSERT_EQ(0, xlb_dp_events(&self->lb.dp, ev1));
+	for (i = 0; i < n_est; i++)
+		kept += !xlb_dp_ct_lookup(&self->lb.dp, &est[i], &ct);
+	/* half a bucket of pickups, the refill while it ran, one to spare */
+	allowed = rate / 2 + (t1 - t0) * rate / hz + 1;
+	TH_LOG("%u spoofed segments (%llu ACKs) in %llu ticks: %u of %u "
+	       "established entries kept, ct_guard %llu, allowed %llu",
+	       FLOOD_PACKETS, (unsigned long long)acks,
+	       (unsigned long long)(t1 - t0), kept, n_est,
+	       (unsigned long long)(ev1[XLB_EV_CT_GUARD] - ev0[XLB_EV_CT_GUARD]),
+	       (unsigned long long)allowed);
+	EXPECT_EQ(FLOOD_PACKETS, fwd) TH_LOG("junk not forwarded");
+	EXPECT_GE(kept + allowed, n_est);
+	EXPECT_GE(ev1[XLB_EV_CT_GUARD] - ev0[XLB_EV_CT_GUARD] + allowed, acks);
+	EXPECT_LE(ev1[XLB_EV_CT_GUARD] - ev0[XLB_EV_CT_GUARD], acks);
+}
+
 /* --- counters ------------------------------------------------------------- */
 
 struct sent {

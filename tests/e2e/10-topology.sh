@@ -264,6 +264,70 @@ done
 tap_result ${#bad[@]} "backends answer on any VIP of the ranges locally (TCP, UDP)" \
 	"${bad[@]}"
 
+# Malformed frames cross the switch as they were sent: the bridge must not
+# validate or trim IP (br_netfilter, when the host has it loaded).  c1
+# sends, straight onto its eth0, an IPv4 header with IHL 3 and a valid
+# IPv4/UDP packet followed by a 20-byte Ethernet trailer; the LB's eth0
+# must see both, byte for byte.
+cat >"$work/raw.py" <<'PY'
+import socket, struct, sys, time
+mark = b"xlb-malformed-probe"
+def frames(dst_mac, src_mac, src, dst):
+    eth = bytes.fromhex(dst_mac.replace(":", "")) + \
+          bytes.fromhex(src_mac.replace(":", "")) + b"\x08\x00"
+    s, d = socket.inet_aton(src), socket.inet_aton(dst)
+    udp = struct.pack("!HHHH", 40000, 9, 8 + len(mark), 0) + mark
+    def ip(ihl_byte, tot):
+        h = struct.pack("!BBHHHBBH4s4s", ihl_byte, 0, tot, 1, 0, 64, 17, 0, s, d)
+        c = sum(struct.unpack("!10H", h))
+        c = (c & 0xffff) + (c >> 16); c = (c & 0xffff) + (c >> 16)
+        return h[:10] + struct.pack("!H", ~c & 0xffff) + h[12:]
+    bad_ihl = eth + ip(0x43, 20 + len(udp)) + udp
+    trailer = eth + ip(0x45, 20 + len(udp)) + udp + b"\xee" * 20
+    return [bad_ihl, trailer]
+if sys.argv[1] == "send":
+    f = frames(*sys.argv[2:6])
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind(("eth0", 0))
+    for x in f:
+        s.send(x)
+else:
+    want = frames(*sys.argv[2:6])
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+    s.bind(("eth0", 0))
+    s.settimeout(0.5)
+    open(sys.argv[6], "w").close()
+    seen, end = [], time.time() + 5
+    while time.time() < end and len(seen) < len(want):
+        try:
+            x = s.recv(4096)
+        except socket.timeout:
+            continue
+        if mark in x:
+            seen.append(x)
+    ok = [w in seen for w in want]
+    print("bad IHL %s, trailer %s; seen lengths %s" % (
+        "seen" if ok[0] else "missing", "kept" if ok[1] else "missing or cut",
+        [len(x) for x in seen]))
+    sys.exit(0 if all(ok) else 1)
+PY
+c1_mac=$(in_ns c1 ip -br link show dev eth0 | awk '{ print $3 }')
+lb_mac=$(in_ns lb ip -br link show dev eth0 | awk '{ print $3 }')
+rm -f "$work/rx-ready"
+in_ns lb python3 "$work/raw.py" recv "$lb_mac" "$c1_mac" "${CLIENT_IP4[0]}" "$LB_IP4" \
+	"$work/rx-ready" >"$work/raw.out" 2>&1 &
+rx=$!
+for _ in $(seq 50); do
+	[[ -e $work/rx-ready ]] && break
+	sleep 0.1
+done
+in_ns c1 python3 "$work/raw.py" send "$lb_mac" "$c1_mac" "${CLIENT_IP4[0]}" "$LB_IP4" \
+	>>"$work/raw.out" 2>&1
+wait "$rx"
+tap_result $? "malformed frames (IPv4 IHL 3, Ethernet trailer) reach the LB unchanged" \
+	"$(cat "$work/raw.out")" \
+	"bridge-nf-call-iptables in the switch: $(in_ns sw cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>&1)"
+
 # Nothing on the LB yet: VIP traffic cannot reach the backends.
 in_ns c1 "$X" conns --to "$VIP4:80" -n 3 --timeout 2000 -j >"$work/out.json" 2>&1
 tap_result "$([[ $(json_get "$work/out.json" "j['completed']") == 0 ]]; echo $?)" \

@@ -139,6 +139,34 @@ malformed=$(json_get "$work/stats.json" "j['events']['malformed']" 2>&1)
 tap_result "$([[ $too_big =~ ^[0-9]+$ && $too_big -gt 0 && $malformed == 0 ]]; echo $?)" \
 	"the LB answered 'too big' ($too_big) and saw nothing malformed ($malformed)"
 
+# A malformed frame reaches the LB's data path (the switch does not
+# validate IP): an IPv4 header with IHL 3 to the VIP, sent raw by c1,
+# is dropped and counted as malformed, once.
+lb_mac=$(in_ns lb ip -br link show dev "$LB_IF" | awk '{ print $3 }')
+c1_mac=$(in_ns c1 ip -br link show dev eth0 | awk '{ print $3 }')
+in_ns c1 "$TAP_PYTHON" -c '
+import socket, struct, sys
+dst, src, saddr, daddr = sys.argv[1:5]
+eth = bytes.fromhex(dst.replace(":", "")) + bytes.fromhex(src.replace(":", "")) + b"\x08\x00"
+udp = struct.pack("!HHHH", 40000, 80, 12, 0) + b"junk"
+ip = struct.pack("!BBHHHBBH4s4s", 0x43, 0, 20 + len(udp), 1, 0, 64, 17, 0,
+                 socket.inet_aton(saddr), socket.inet_aton(daddr))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("eth0", 0))
+s.send(eth + ip + udp)' "$lb_mac" "$c1_mac" "${CLIENT_IP4[0]}" "$VIP4" \
+	>"$work/raw.log" 2>&1
+rc=$?
+m1=""
+for _ in $(seq 20); do	# the frame's way through the switch: at most 2 s
+	xlbctl -j stats >"$work/stats.json" 2>&1
+	m1=$(json_get "$work/stats.json" "j['events']['malformed']" 2>&1)
+	[[ $m1 == "$((malformed + 1))" ]] && break
+	sleep 0.1
+done
+tap_result "$([[ $rc -eq 0 && $m1 == "$((malformed + 1))" ]]; echo $?)" \
+	"a raw IPv4 header with IHL 3 to $VIP4 reaches the data path: malformed $malformed -> $m1" \
+	"$(cat "$work/raw.log")"
+
 # Long-lived connections, a message every 100 ms each, for 3 seconds.
 in_ns c1 "$X" hold --to "$VIP4:80" -n 500 --duration 3 --interval 100 -j \
 	>"$work/hold.json" 2>"$work/hold.log"
@@ -151,5 +179,23 @@ print("established %d broken %d sends %d replies %d per backend %s" % (
 tap_result "$([[ $(json_get "$work/hold.json" "j['ok']") == True ]]; echo $?)" \
 	"500 long-lived connections through the LB for 3 s, none broken" \
 	"$out" "$(tail -3 "$work/hold.log")"
+
+# A ping to a VIP address is answered by the LB's data path (icmp_echo),
+# IPv4 and IPv6: one echo each (xlb-traffic ping -c 1 tries once), answered
+# and counted.
+echo_count() {
+	xlbctl -j stats >"$work/stats.json" 2>&1 &&
+		json_get "$work/stats.json" "j['events']['icmp_echo']"
+}
+e0=$(echo_count)
+in_ns c1 "$X" ping "$VIP4" -c 1 -W 2000 >"$work/ping.log" 2>&1
+rc4=$?
+in_ns c2 "$X" ping "$VIP6" -c 1 -W 2000 >>"$work/ping.log" 2>&1
+rc6=$?
+e1=$(echo_count)
+tap_result "$([[ $rc4 -eq 0 && $rc6 -eq 0 && $e0 =~ ^[0-9]+$ &&
+		 $e1 =~ ^[0-9]+$ && $((e1 - e0)) -eq 2 ]]; echo $?)" \
+	"ping $VIP4 and $VIP6: answered by the LB (icmp_echo +2)" \
+	"exit status $rc4, $rc6; icmp_echo $e0 -> $e1" "$(cat "$work/ping.log")"
 
 tap_done

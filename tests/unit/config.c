@@ -434,7 +434,7 @@ static const struct bad_case bad_lines[] = {
 	{ "backend up 10.0.0.1:80/tcp 10.1.0.2", "unknown verb \"up\" for backend" },
 	{ "link up eth0", "unknown verb \"up\" for link; use attach or detach" },
 	{ "vip", "vip needs a verb: add, set or del" },
-	{ "set", "set needs a setting: key, src4, src6, gue-port, mtu, ttl, udp-idle" },
+	{ "set", "set needs a setting: key, src4, src6, gue-port, mtu, ttl, udp-idle, new-flow-rate" },
 	{ "set colour red", "unknown setting \"colour\"" },
 	{ "vip add 10.0.0.2:80/tcp colour red", "unknown option \"colour\" for vip add; use algo, table-size" },
 	{ "vip add 10.0.0.2:80/tcp weight 3", "unknown option \"weight\" for vip add" },
@@ -473,6 +473,12 @@ static const struct bad_case bad_lines[] = {
 	{ "backend add 10.0.0.1:80/tcp 10.1.0.2 weight 1e3", "weight \"1e3\" is not a number" },
 	{ "backend add 10.0.0.1:80/tcp 10.1.0.2 weight 99999999999999999999", "weight 99999999999999999999 is out of range" },
 	{ "backend add 10.0.0.1:80/tcp 10.1.0.2 weight \"\"", "weight \"\" is not a number" },
+	{ "set new-flow-rate -1", "new-flow-rate \"-1\" is not a number" },
+	{ "set new-flow-rate fast", "new-flow-rate \"fast\" is not a number; use 0..100000000" },
+	{ "set new-flow-rate 2.5", "new-flow-rate \"2.5\" is not a number" },
+	{ "set new-flow-rate 99999999999999999999", "new-flow-rate 99999999999999999999 is out of range" },
+	{ "set new-flow-rate 100000001", "new-flow-rate 100000001 is out of range; use 0..100000000" },
+	{ "set new-flow-rate", "set new-flow-rate needs a value: 0..100000000" },
 	/* addresses */
 	{ "backend add 10.0.0.1:80/tcp 10.1.0.300", "backend address \"10.1.0.300\" is not an IPv4 or IPv6 address" },
 	{ "backend add 10.0.0.1:80/tcp 2001:db8::zz", "backend address \"2001:db8::zz\" is not an IPv4 or IPv6 address" },
@@ -581,6 +587,7 @@ static const struct range_case ranges[] = {
 	{ "set mtu", 576, 9216 },
 	{ "set ttl", 1, 255 },
 	{ "set udp-idle", 1, 86400 },
+	{ "set new-flow-rate", 0, 100000000 },
 	{ "vip add 10.0.0.2:80/tcp vnodes", 1, 10000 },
 	{ "vip add 10.0.0.2:80/tcp panic", 0, 100 },
 	{ "backend add 10.0.0.1:80/tcp 10.1.0.2 weight", 0, 65535 },
@@ -853,7 +860,7 @@ static const char rich[] =
 	"# a rich config\n"
 	"set key 0123456789abcdef0123456789ABCDEF\n"
 	"set src4 192.0.2.1\nset src6 2001:db8:ffff::1\nset gue-port 7777\n"
-	"set mtu 9000\nset ttl 16\nset udp-idle 300\n"
+	"set mtu 9000\nset ttl 16\nset udp-idle 300\nset new-flow-rate 0\n"
 	"link attach eth1 generic\nlink attach eth0\n"
 	"vip add [2001:db8::1]:443/tcp health-consensus on algo ring vnodes 50 encap gue\n"
 	"vip add 10.0.0.2/udp hash src stateless panic 75 health udp health-port 53 health-consensus off\n"
@@ -876,6 +883,7 @@ static const char rich_saved[] =
 	"set mtu 9000\n"
 	"set ttl 16\n"
 	"set udp-idle 300\n"
+	"set new-flow-rate 0\n"
 	"link attach eth0\n"
 	"link attach eth1 generic\n"
 	"\n"

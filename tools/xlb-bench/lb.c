@@ -166,6 +166,14 @@ int pkt_setup(struct pkt_bench *b, const struct opts *o, int all,
 	ret = xlb_dp_config_set(&b->dp, &b->cfg);
 	if (ret)
 		return xlb_errf(err, -ret, "cannot write the config map");
+	/*
+	 * The new-flow guard on, at a rate no run reaches: every new flow
+	 * pays for the guard's bucket and is remembered, as below the rate
+	 * in service.
+	 */
+	ret = xlb_dp_ct_guard_set(&b->dp, XLB_CT_RATE_MAX);
+	if (ret)
+		return xlb_errf(err, -ret, "cannot write the new-flow rate");
 	ret = setup_vip(b, VIP_IPIP, 4, 80, 0, XLB_ENCAP_IPIP, err);
 	if (ret || !all)
 		return ret;
@@ -327,6 +335,9 @@ int against_load(struct pkt_bench *b, const char *against,
 
 		if (!own || bpf_map__fd(own) < 0)
 			continue;	/* .rodata and the like: its own */
+		if (!strcmp(bpf_map__name(m), XLB_MAP_ABI))
+			continue;	/* never read: a build of another ABI
+					 * may run on these maps too */
 		if (bpf_map__reuse_fd(m, bpf_map__fd(own)))
 			return xlb_errf(err, errno, "--against %s: cannot share map %s",
 					against, bpf_map__name(m));

@@ -280,7 +280,7 @@ static int check_global(const struct xlb_op *op, int *tok,
 	*tok = 0;
 	if (op->object != XLB_OBJ_GLOBAL)
 		return xlb_errf(err, EINVAL,
-				"config/global holds only \"set\" lines (key, gue-port, mtu, ttl, udp-idle); a VIP goes in config/vips/VIP");
+				"config/global holds only \"set\" lines (key, gue-port, mtu, ttl, udp-idle, new-flow-rate); a VIP goes in config/vips/VIP");
 	if (op->given & (XLB_OPT(XLB_OPT_SRC4) | XLB_OPT(XLB_OPT_SRC6))) {
 		*tok = 1;
 		return xlb_errf(err, EINVAL, "set %s %s",

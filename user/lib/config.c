@@ -489,6 +489,8 @@ static const struct opt_def settings[] = {
 	{ "mtu", XLB_OPT_MTU, 0, T_NUM, 576, 9216, NULL },
 	{ "ttl", XLB_OPT_TTL, 0, T_NUM, 1, 255, NULL },
 	{ "udp-idle", XLB_OPT_UDP_IDLE, 0, T_NUM, 1, 86400, NULL },
+	{ "new-flow-rate", XLB_OPT_NEW_FLOW_RATE, 0, T_NUM, 0, XLB_CT_RATE_MAX,
+	  NULL },
 	{ NULL, 0, 0, 0, 0, 0, NULL },
 };
 
@@ -591,6 +593,9 @@ static void store(struct xlb_op *op, int opt, uint32_t v)
 		break;
 	case XLB_OPT_UDP_IDLE:
 		op->global.udp_idle_s = v;
+		break;
+	case XLB_OPT_NEW_FLOW_RATE:
+		op->global.new_flow_rate = v;
 		break;
 	case XLB_OPT_ALGO:
 		op->vip.algo = v;
@@ -1402,6 +1407,8 @@ static void save_global(struct sbuf *b, const struct xlb_global_conf *g)
 		sb_printf(b, "set ttl %u\n", g->ttl);
 	if (g->udp_idle_s != XLB_UDP_IDLE_DEFAULT)
 		sb_printf(b, "set udp-idle %u\n", g->udp_idle_s);
+	if (g->new_flow_rate != XLB_CT_RATE_DEFAULT)
+		sb_printf(b, "set new-flow-rate %u\n", g->new_flow_rate);
 }
 
 static void save_links(struct sbuf *b, const struct xlb_state *s)

@@ -60,7 +60,7 @@ static const struct map_spec map_specs[] = {
 	     4, sizeof(struct xlb_counter), XLB_MAX_BACKENDS,
 	     "struct xlb_counter"),
 	SPEC(XLB_MAP_EVENTS, events, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
-	     sizeof(__u64), XLB_EV_MAX, "__u64"),
+	     sizeof(__u64), XLB_EV_IN_MAP, "__u64"),
 	SPEC(XLB_MAP_ACTIONS, actions, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 	     sizeof(__u64), XLB_ACTIONS, "__u64"),
 	SPEC(XLB_MAP_TX_PORTS, tx_ports, BPF_MAP_TYPE_DEVMAP_HASH, 4, 4, 1,
@@ -68,6 +68,8 @@ static const struct map_spec map_specs[] = {
 	SPEC(XLB_MAP_GEN, gen, BPF_MAP_TYPE_ARRAY, 4, 4, 1, "__u32"),
 	SPEC(XLB_MAP_FLOW_CACHE, flow_cache, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 	     sizeof(struct xlb_fc_entry), 1, "struct xlb_fc_entry"),
+	SPEC(XLB_MAP_CT_GUARD, ct_guard, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+	     sizeof(struct xlb_ct_guard), 1, "struct xlb_ct_guard"),
 };
 
 #define N_MAPS		ARRAY_SIZE(map_specs)
@@ -316,6 +318,51 @@ int xlb_dp_config_set(const struct xlb_dp *dp, const struct xlb_config *c)
 	return ret;
 }
 
+int xlb_dp_ct_guard_set(const struct xlb_dp *dp, __u32 rate)
+{
+	struct xlb_ct_guard *v;
+	__u32 key = 0;
+	int cpu, ret;
+
+	if (rate > XLB_CT_RATE_MAX)
+		return -EINVAL;
+	if (dp->ncpus <= 0)
+		return -EINVAL;
+	v = calloc((size_t)dp->ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	/* the refusals counted so far stay (an increment in between is lost) */
+	ret = bpf_map_lookup_elem(dp->ct_guard, &key, v) ? -errno : 0;
+	for (cpu = 0; !ret && cpu < dp->ncpus; cpu++) {
+		v[cpu].rate = rate;
+		v[cpu].credits = 0;
+		v[cpu].stamp = 0;
+	}
+	if (!ret)
+		ret = bpf_map_update_elem(dp->ct_guard, &key, v, BPF_ANY) ?
+		      -errno : 0;
+	free(v);
+	return ret;
+}
+
+int xlb_dp_ct_guard_get(const struct xlb_dp *dp, __u32 *rate)
+{
+	struct xlb_ct_guard *v;
+	__u32 key = 0;
+	int ret;
+
+	if (dp->ncpus <= 0)
+		return -EINVAL;
+	v = calloc((size_t)dp->ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	ret = bpf_map_lookup_elem(dp->ct_guard, &key, v) ? -errno : 0;
+	if (!ret)
+		*rate = v[0].rate;
+	free(v);
+	return ret;
+}
+
 /* --- counters ------------------------------------------------------------- */
 
 /* Sum words __u64 values of every CPU at key. */
@@ -383,7 +430,14 @@ static int percpu_sum_all(const struct xlb_dp *dp, int fd, __u64 *out,
 
 int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX])
 {
-	return percpu_sum_all(dp, dp->events, out, XLB_EV_MAX);
+	struct xlb_ct_guard g;
+	int ret = percpu_sum_all(dp, dp->events, out, XLB_EV_IN_MAP);
+
+	if (!ret)
+		ret = percpu_sum(dp, dp->ct_guard, 0, (__u64 *)&g,
+				 sizeof(g) / 8);
+	out[XLB_EV_CT_GUARD] = ret ? 0 : g.refused;
+	return ret;
 }
 
 int xlb_dp_actions(const struct xlb_dp *dp, __u64 out[XLB_ACTIONS])
@@ -401,6 +455,8 @@ static const char *const event_names[] = {
 	[XLB_EV_UNSUPPORTED]	= "unsupported",
 	[XLB_EV_NO_TABLE]	= "no_table",
 	[XLB_EV_ICMP_STEERED]	= "icmp_steered",
+	[XLB_EV_ICMP_ECHO]	= "icmp_echo",
+	[XLB_EV_CT_GUARD]	= "ct_guard",
 };
 
 _Static_assert(ARRAY_SIZE(event_names) == XLB_EV_MAX,

@@ -41,6 +41,7 @@ struct xlb_dp {
 	int abi;		/* xlb_abi: XLB_DP_ABI entries */
 	int gen;		/* xlb_bpf.bss: xlb_gen */
 	int flow_cache;		/* xlb_flow_cache */
+	int ct_guard;		/* xlb_ct_guard */
 	__u32 *gen_map;		/* xlb_gen, mapped (xlb_dp_changed) */
 	int ncpus;		/* possible CPUs: per-CPU value count */
 	/* xlb_dp_vip_hold: VIP changes wait for xlb_dp_vip_release */
@@ -78,6 +79,7 @@ struct xlb_dp {
 #define XLB_MAP_GEN		"xlb_bpf.bss"
 #define XLB_PIN_GEN		"xlb_bpf_bss"
 #define XLB_MAP_FLOW_CACHE	"xlb_flow_cache"
+#define XLB_MAP_CT_GUARD	"xlb_ct_guard"
 
 /* Name of the inner table maps publish creates (bpftool map list). */
 #define XLB_TABLE_MAP_NAME	"xlb_tbl"
@@ -109,6 +111,15 @@ void xlb_config_defaults(struct xlb_config *c);
 
 int xlb_dp_config_get(const struct xlb_dp *dp, struct xlb_config *c);
 int xlb_dp_config_set(const struct xlb_dp *dp, const struct xlb_config *c);
+
+/*
+ * The new-flow guard (structs.h): at most `rate` new connection entries a
+ * second on each CPU, 0 for no limit (the map as loaded).  Setting it
+ * fills every CPU's bucket.  -EINVAL above XLB_CT_RATE_MAX.  get: the
+ * rate of CPU 0 (all CPUs have the same).
+ */
+int xlb_dp_ct_guard_set(const struct xlb_dp *dp, __u32 rate);
+int xlb_dp_ct_guard_get(const struct xlb_dp *dp, __u32 *rate);
 
 /* --- VIPs ----------------------------------------------------------------- */
 

@@ -95,6 +95,8 @@ struct xlb_global_conf {
 	uint16_t mtu;
 	uint8_t ttl;
 	uint32_t udp_idle_s;
+	/* new connection entries a second per CPU; 0: no limit (structs.h) */
+	uint32_t new_flow_rate;
 };
 
 struct xlb_state {

@@ -80,7 +80,11 @@ static const struct details details[] = {
 "  mtu 576..9216            largest packet toward the backends, bytes (1500)\n"
 "  ttl 1..255               outer TTL or hop limit (64)\n"
 "  udp-idle 1..86400        seconds until an idle UDP flow's entry expires\n"
-"                           (30)\n" },
+"                           (30)\n"
+"  new-flow-rate 0..100000000\n"
+"                           new connection entries a second per CPU; above\n"
+"                           it new flows are forwarded but not remembered,\n"
+"                           counted as ct_guard (20000; 0: no limit)\n" },
 	{ "link",
 "Attach the data path to an interface, or detach it.  native runs in the\n"
 "driver (the default); generic is the kernel's generic XDP, slower, for any\n"

@@ -418,6 +418,7 @@ static void commit_global(struct xlbd *d, const struct commit *c)
 {
 	const struct xlb_global_conf *g = &d->state.global;
 	struct xlb_config cfg, cur;
+	__u32 rate;
 	int ret = 0;
 
 	xlb_config_defaults(&cfg);
@@ -433,6 +434,13 @@ static void commit_global(struct xlbd *d, const struct commit *c)
 		ret = xlb_dp_config_set(&d->dp, &cfg);
 	if (ret)
 		log_err("cannot write the global settings: %s", strerror(-ret));
+	/* written only when it differs: writing refills the buckets */
+	if (xlb_dp_ct_guard_get(&d->dp, &rate) || rate != g->new_flow_rate) {
+		ret = xlb_dp_ct_guard_set(&d->dp, g->new_flow_rate);
+		if (ret)
+			log_err("cannot write the new-flow rate: %s",
+				strerror(-ret));
+	}
 }
 
 /*

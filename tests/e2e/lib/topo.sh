@@ -353,6 +353,14 @@ topo_build() {
 		ip link add br0 type bridge stp_state 0 forward_delay 0 \
 			mcast_snooping 0
 		sysctl -qw net.ipv6.conf.br0.disable_ipv6=1
+		# br_netfilter, when loaded, has the bridge validate and trim
+		# IP (and hand it to netfilter): malformed headers and Ethernet
+		# trailers would never reach the LB.  The setting is per namespace.
+		if [ -d /proc/sys/net/bridge ]; then
+			sysctl -qw net.bridge.bridge-nf-call-iptables=0 \
+				net.bridge.bridge-nf-call-ip6tables=0 \
+				net.bridge.bridge-nf-call-arptables=0
+		fi
 		ip link set br0 up
 	' || return 1
 
