@@ -41,6 +41,8 @@
  *                     generation, incremented by libxlb after every
  *                     change the flow cache depends on ("Flow cache")
  *   xlb_flow_cache    PERCPU_ARRAY[XLB_FC_SLOTS] -> struct xlb_fc_entry
+ *   xlb_icmp_bucket   PERCPU_ARRAY[1] -> struct xlb_icmp_bucket: the rate
+ *                     limit of too-big answers ("Too big")
  */
 #ifndef XLB_STRUCTS_H
 #define XLB_STRUCTS_H
@@ -70,7 +72,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		2
+#define XLB_DP_ABI		3
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -360,8 +362,54 @@ enum xlb_event {
 	XLB_EV_UNSUPPORTED,	/* drop: e.g. ICMP error we cannot steer */
 	XLB_EV_NO_TABLE,	/* drop: VIP without a published table */
 	XLB_EV_ICMP_STEERED,	/* ICMP error sent to the flow's backend */
+	/* too big for the tunnel, and not answered (see "Too big" below): */
+	XLB_EV_TOO_BIG_STACK,	/* IPv4 without DF or a fragment: tunnelled
+				 * with DF clear, to the kernel to fragment */
+	XLB_EV_TOO_BIG_SILENT,	/* drop: no answer allowed (ICMP error,
+				 * not unicast, IPv4 over an IPv6 tunnel) */
+	XLB_EV_TOO_BIG_LIMITED,	/* drop: answer over the rate limit */
 	XLB_EV_MAX,
 };
+
+/*
+ * Too big.  A packet that does not fit the tunnel (IP length + overhead >
+ * xlb_config.mtu) cannot be fragmented in XDP (one frame in, one out):
+ *  - IPv4 without DF, or any IPv4 fragment (a sender that allows
+ *    fragmentation, or has already used it), over an IPv4 tunnel: the
+ *    packet is tunnelled with the outer DF clear and passed to the
+ *    kernel (XDP_PASS), which forwards it toward the backend and
+ *    fragments the outer packet; the backend reassembles it before it
+ *    decapsulates.  This needs IPv4 forwarding on the LB and, since the
+ *    outer source is the LB's own address, accept_local on the
+ *    interface the packet came in on (docs/pmtu.md).  Over an IPv6
+ *    tunnel it is dropped: IPv6 is never fragmented on the way, and the
+ *    LB's kernel would only answer itself.
+ *  - everything else (IPv4 with DF, IPv6, fragments included, whose
+ *    source alone may fragment, RFC 8200 section 5) is answered with ICMP
+ *    fragmentation needed / ICMPv6 packet too big, with the MTU the
+ *    client must use, except: ICMP errors (RFC 1122 3.2.2, RFC 4443
+ *    2.4 e), packets whose source is not one host or that came as
+ *    link-layer broadcast or multicast (ibid.); and at most
+ *    XLB_ICMP_RATE answers a second per CPU, in bursts of up to
+ *    XLB_ICMP_BURST (the kernel's icmp_msgs_per_sec and
+ *    icmp_msgs_burst).  The bucket is per CPU and holds time, not
+ *    tokens: credit grows with the clock (bpf_ktime_get_ns) since
+ *    `stamp`, up to XLB_ICMP_BURST answers' worth, and each answer
+ *    spends XLB_ICMP_COST; a stamp ahead of the clock adds nothing.
+ * IPv6 clients must be told at least 1280 (RFC 8200): libxlb refuses an
+ * mtu that would tell them less.
+ */
+#define XLB_ICMP_RATE		1000	/* answers a second, per CPU */
+#define XLB_ICMP_BURST		50
+#define XLB_ICMP_COST		(1000000000ULL / XLB_ICMP_RATE)	/* ns */
+#define XLB_IPV6_MIN_MTU	1280
+
+struct xlb_icmp_bucket {
+	__u64 stamp;		/* bpf_ktime_get_ns() of the last refill */
+	__u64 credit;		/* ns, at most XLB_ICMP_BURST * XLB_ICMP_COST */
+};
+
+_Static_assert(sizeof(struct xlb_icmp_bucket) == 16, "xlb_icmp_bucket layout");
 
 /* Table header: entry 0 of every inner table map carries M. */
 static inline __u32 xlb_table_hdr_size(const struct xlb_slot *hdr)

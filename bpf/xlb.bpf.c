@@ -408,8 +408,8 @@ __noinline int sum_packet(struct xdp_md *ctx, __u32 off, __u32 len)
  * Not XDP actions: what xlb_main does next with a packet.  The fast path
  * leaves it to process() untouched (XLB_GENERAL); either fills its
  * fwd_args for forward() (XLB_FORWARD); forward() leaves the next hop to
- * a FIB lookup (XLB_FIB) or the answer to a packet too big to tunnel to
- * answer_too_big() (XLB_ANSWER).  xlb_main calls them all, so no stack of
+ * a FIB lookup (XLB_FIB) or a packet too big to tunnel, which may be
+ * answered, to too_big_reply() (XLB_ANSWER).  xlb_main calls them all, so no stack of
  * theirs is on top of another's, and each has one call site (the verifier
  * checks it once).
  */
@@ -545,7 +545,7 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	struct cursor c;
 	const struct pkt *p;
 	__u32 l2_len, over, key = 0;
-	int excess, action;
+	int excess, action, to_stack = 0;
 
 	if (!f)
 		return XDP_ABORTED;
@@ -566,13 +566,16 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	excess = (int)(end - data) - (int)(l2_len + p->l3_len);
 	if (excess > 0 && bpf_xdp_adjust_tail(ctx, -excess))
 		return drop(XLB_EV_MALFORMED);
+	/* too big for the tunnel: structs.h, "Too big" */
 	if (p->l3_len + over > cfg->mtu) {
-		count_event(XLB_EV_TOO_BIG);
-		if (p->l3_len <= XLB_ICMP_QUOTE)
-			return XDP_DROP;
-		f->answer_mtu = (__u16)(cfg->mtu - over);
-		f->answer_ttl = cfg->ttl;
-		return XLB_ANSWER;
+		if (p->flow.family != XLB_FAMILY_INET || (p->df && !p->frag)) {
+			f->answer_mtu = (__u16)(cfg->mtu - over);
+			f->answer_ttl = cfg->ttl;
+			return XLB_ANSWER;
+		}
+		if (be->family != XLB_FAMILY_INET)
+			return drop(XLB_EV_TOO_BIG_SILENT);
+		to_stack = 1;
 	}
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
@@ -623,6 +626,24 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	c.end = end;
 	if (write_encap(&c, &a))
 		return drop(XLB_EV_MALFORMED);
+	if (to_stack) {
+		/*
+		 * The kernel fragments it: outer DF clear (checksum updated
+		 * as RFC 1624 says), the Ethernet header as it came (to
+		 * this host), and the stack's route and neighbour.
+		 */
+		struct iphdr *ip = data + l2_len;
+		__u64 sum;
+
+		if ((void *)(ip + 1) > end)
+			return drop(XLB_EV_MALFORMED);
+		sum = (__u16)~ip->check + (__u16)~ip->frag_off;
+		ip->frag_off = 0;
+		ip->check = ~csum_fold64(sum);
+		count_event(XLB_EV_TOO_BIG_STACK);
+		count_forward(vs, f->ch.id, p->l3_len, 1);
+		return XDP_PASS;
+	}
 	if (!(be->flags & XLB_BE_F_NEXTHOP))
 		return XLB_FIB;
 	eth = data;
@@ -1227,6 +1248,92 @@ static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
 	return 0;
 }
 
+/* Does the source name one host (RFC 1122 3.2.2, RFC 4443 2.4 e)? */
+static __always_inline int unicast_source(const struct xlb_flow *f)
+{
+	if (f->family == XLB_FAMILY_INET) {
+		__u32 a = bpf_ntohl(f->src.v4);
+
+		/* not 0/8, loopback, multicast, 240/4 (limited broadcast) */
+		return a >> 24 && a >> 24 != 127 && a >> 28 < 14;
+	}
+	if (f->src.v6[0] == 0 && f->src.v6[1] == 0 && f->src.v6[2] == 0 &&
+	    (f->src.v6[3] == 0 || f->src.v6[3] == bpf_htonl(1)))
+		return 0;	/* unspecified, loopback */
+	return *(const __u8 *)f->src.v6 != 0xff;	/* multicast */
+}
+
+/* Is the ICMP packet p an error (or cut short: taken as one)? */
+static __always_inline int icmp_error(struct xdp_md *ctx, const struct pkt *p)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 off = p->l4_off;
+	__u8 type;
+
+	barrier_var(off);
+	off &= 0x3fff;
+	if (p->frag_later || data + off + 1 > end)
+		return 1;
+	type = *(__u8 *)(data + off);
+	if (p->flow.family == XLB_FAMILY_INET6)
+		return type < 128;
+	/* unreachable, source quench, redirect, time exceeded, parameter */
+	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
+
+/* One answer's worth of this CPU's credit (structs.h, "Too big"), or 0. */
+static __always_inline int icmp_credit(void)
+{
+	struct xlb_icmp_bucket *b;
+	__u64 now, credit;
+	__u32 key = 0;
+
+	b = bpf_map_lookup_elem(&xlb_icmp_bucket, &key);
+	if (!b)
+		return 0;
+	now = bpf_ktime_get_ns();
+	credit = b->credit;
+	if ((__s64)(now - b->stamp) > 0) {
+		credit += now - b->stamp;
+		b->stamp = now;
+	}
+	if (credit > XLB_ICMP_BURST * XLB_ICMP_COST)
+		credit = XLB_ICMP_BURST * XLB_ICMP_COST;
+	if (credit < XLB_ICMP_COST) {
+		b->credit = credit;
+		return 0;
+	}
+	b->credit = credit - XLB_ICMP_COST;
+	return 1;
+}
+
+/*
+ * A packet too big for the tunnel that may be answered (forward() left
+ * it as it came): answered with the MTU forward() wrote in f, unless
+ * structs.h's "Too big" says no answer.  Called by xlb_main only.
+ */
+__noinline int too_big_reply(struct xdp_md *ctx, struct fwd_args *f)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	const struct pkt *p;
+
+	if (!f)
+		return XDP_ABORTED;
+	p = &f->p;
+	/* the group bit: sent to a link-layer broadcast or multicast */
+	if (data + 1 > end || *(__u8 *)data & 1 || !unicast_source(&p->flow) ||
+	    (is_icmp_proto(p) && icmp_error(ctx, p)) ||
+	    p->l3_len <= XLB_ICMP_QUOTE)
+		return drop(XLB_EV_TOO_BIG_SILENT);
+	if (!icmp_credit())
+		return drop(XLB_EV_TOO_BIG_LIMITED);
+	count_event(XLB_EV_TOO_BIG);
+	return answer_too_big(ctx, p, p->l3_off, f->answer_mtu, f->answer_ttl) ?
+		       XDP_DROP : XDP_TX;
+}
+
 /*
  * Stack: 6.1's verifier rounds each frame up to 32 bytes and allows 512
  * for the deepest chain, xlb_main -> process() -> pick_stateful(): at
@@ -1267,8 +1374,7 @@ int xlb_main(struct xdp_md *ctx)
 	if (action == XLB_FIB)
 		action = fib_forward(ctx, &fa);
 	if (action == XLB_ANSWER)
-		action = answer_too_big(ctx, &fa.p, fa.p.l3_off, fa.answer_mtu,
-					fa.answer_ttl) ? XDP_DROP : XDP_TX;
+		action = too_big_reply(ctx, &fa);
 	__u64 *n;
 
 	key = action;

@@ -1046,6 +1046,7 @@ TEST(event_names_stable)
 	static const char *const want[XLB_EV_MAX] = {
 		"malformed", "fragment", "no_backend", "too_big", "no_route",
 		"no_neigh", "unsupported", "no_table", "icmp_steered",
+		"too_big_stack", "too_big_silent", "too_big_limited",
 	};
 	int i;
 

@@ -401,6 +401,9 @@ static const char *const event_names[] = {
 	[XLB_EV_UNSUPPORTED]	= "unsupported",
 	[XLB_EV_NO_TABLE]	= "no_table",
 	[XLB_EV_ICMP_STEERED]	= "icmp_steered",
+	[XLB_EV_TOO_BIG_STACK]	= "too_big_stack",
+	[XLB_EV_TOO_BIG_SILENT]	= "too_big_silent",
+	[XLB_EV_TOO_BIG_LIMITED] = "too_big_limited",
 };
 
 _Static_assert(ARRAY_SIZE(event_names) == XLB_EV_MAX,
