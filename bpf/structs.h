@@ -196,9 +196,20 @@ enum xlb_encap {
 #define XLB_BE_F_NEXTHOP	(1u << 1)	/* mac/ifindex set: no FIB lookup */
 
 /*
- * A backend.  The control plane changes an entry in two writes when it
- * reuses an id: first flags = 0, then the new content with a new epoch, so
- * connection entries of the old backend (old epoch) never match the new one.
+ * A backend.  The program uses an entry only while its flags say
+ * XLB_BE_F_VALID.  A new target (address, family or encapsulation) gets
+ * a new epoch, so connection entries of the old backend (old epoch) never
+ * match the new one.  The program reads an entry field by field while
+ * user space may be writing it (a copy in the kernel, in no set order),
+ * so libxlb never changes an entry's target under a reader: flags 0, a
+ * wait until every program run that could have seen it valid has ended
+ * (an RCU grace period), the new content with flags 0, then the flags
+ * (on CPUs that reorder loads, after another wait).  Two plain writes
+ * (flags 0, then the new entry) were not enough on any CPU: a run that
+ * read the flags before the first write and the address after the second
+ * sends an old-epoch flow to the new target; and on a weakly ordered CPU
+ * (arm64) a run may load the address before the flags and take a stale
+ * one as valid.  user/lib/dp_backend.c has the steps and what each buys.
  */
 struct xlb_backend {
 	__be32 addr[4];
@@ -258,6 +269,15 @@ _Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
  *    to the config, VIPs, tables, backends or connection table (the
  *    program reads xlb_gen before anything it caches, so a packet that
  *    sees the new generation also sees the new state), and
+ *  - memory order: that last promise is a release/acquire pair.  libxlb's
+ *    increment is an atomic read-modify-write with (at least) release
+ *    order, after its writes; the program's read of xlb_gen is followed
+ *    by an acquire fence (acquire_fence in xlb.bpf.c) before it reads any
+ *    state it fills an entry from.  Without the fence a CPU that reorders
+ *    loads (arm64; not x86) could read the VIP, table or backend before
+ *    xlb_gen, see the new generation with the old state, and fill an
+ *    entry that sends a flow by the old state (to a backend removed, say)
+ *    until the entry expires (1/XLB_FC_LIFE s) or the next change; and
  *  - it was filled less than 1/XLB_FC_LIFE of a second ago
  *    (xlb_config.hz ticks): then the packet takes the whole path again,
  *    which refreshes the connection entry's last_seen (UDP idle expiry,

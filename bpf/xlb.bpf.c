@@ -23,6 +23,27 @@
 #define barrier()	asm volatile("" ::: "memory")
 #endif
 
+/*
+ * Acquire after a load: no later load of this CPU may be satisfied before
+ * it (structs.h, "Flow cache").  x86 never lets a load pass an older one
+ * (TSO), so the compiler is all there is to stop.  Other CPUs (arm64,
+ * ...) do reorder loads, and BPF has no load-acquire on the kernels xlb
+ * runs on (6.1, 6.12): a BPF_FETCH atomic is fully ordered there (the
+ * JITs emit the kernel's atomic_fetch_*(): a lock prefix, LSE's "al"
+ * forms, or LL/SC and a full barrier), so one on a word of this CPU's
+ * own (p: a per-CPU value; OR 0 changes nothing) is the barrier.  The
+ * Makefile names the target CPU (__TARGET_ARCH_*).
+ */
+#if defined(__TARGET_ARCH_x86)
+#define acquire_fence(p)	barrier()
+#else
+#define acquire_fence(p)						\
+	do {								\
+		__u64 __old = __sync_fetch_and_or((__u64 *)(p), 0);	\
+		asm volatile("" :: "r"(__old) : "memory");		\
+	} while (0)
+#endif
+
 #ifndef AF_INET
 #define AF_INET		2
 #define AF_INET6	10
@@ -886,11 +907,13 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 
 	ref->e = NULL;
 	ref->gen = *(volatile __u32 *)&xlb_gen;
-	barrier();	/* the generation before anything it stands for */
+	barrier();
 	*key = xlb_fc_slot(&fa->p.flow);
 	e = bpf_map_lookup_elem(&xlb_flow_cache, key);
 	if (!e)
-		return XLB_MISS;
+		return XLB_MISS;	/* nothing filled: no order needed */
+	/* the generation before anything it stands for (fc_fill's) */
+	acquire_fence(&e->expires);
 	ref->e = e;
 	if (!flow_eq(&e->flow, &fa->p.flow) || e->gen != ref->gen ||
 	    bpf_jiffies64() >= e->expires ||

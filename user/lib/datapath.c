@@ -109,7 +109,11 @@ void xlb_dp_close(struct xlb_dp *dp)
 /*
  * An atomic increment on the mapped value: several processes may change
  * the state at once (xlbd, a test), and a lost increment would leave a
- * cache entry of the old state looking current.
+ * cache entry of the old state looking current.  It is also the release
+ * of the flow cache's protocol (bpf/structs.h, "Flow cache"): every write
+ * before it, by syscall or through a mapping, is visible to a CPU that
+ * sees the new generation and reads after it (the program's acquire).
+ * Sequentially consistent, which includes release, on every CPU.
  */
 void xlb_dp_changed(const struct xlb_dp *dp)
 {
