@@ -76,6 +76,8 @@
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
+#define XLB_MTU_MIN		576	/* set mtu: the range libxlb accepts */
+#define XLB_MTU_MAX		9216
 #define XLB_TTL_DEFAULT		64
 #define XLB_UDP_IDLE_DEFAULT	30	/* seconds */
 
@@ -416,6 +418,9 @@ enum xlb_event {
  *    tokens: credit grows with the clock (bpf_ktime_get_ns) since
  *    `stamp`, up to XLB_ICMP_BURST answers' worth, and each answer
  *    spends XLB_ICMP_COST; a stamp ahead of the clock adds nothing.
+ * A frame whose IP length is above the MTU of the link it came in on is
+ * no packet from the wire but a GRO aggregate (generic XDP is given them
+ * whole): dropped, neither answered nor tunnelled (too_big_silent).
  * IPv6 clients must be told at least 1280 (RFC 8200): libxlb refuses an
  * mtu that would tell them less.
  */

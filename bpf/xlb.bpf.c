@@ -49,8 +49,13 @@
 #define AF_INET6	10
 #endif
 
-/* Largest inner packet whose checksum we sum word by word (IPv6 GUE). */
-#define XLB_SUM_MAX	4096
+/*
+ * Largest inner packet whose checksum we sum (IPv6 GUE): the largest mtu
+ * libxlb accepts, so every packet that fits the tunnel is summed whole.
+ * It was 4096: above that the sum came out 0 and the UDP checksum wrong
+ * (frames above a page: generic XDP, jumbo MTUs).
+ */
+#define XLB_SUM_MAX	XLB_MTU_MAX
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -391,17 +396,35 @@ __noinline int sum_packet(struct xdp_md *ctx, __u32 off, __u32 len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	__u32 left = len, i;
+	__u32 left = len, done, i;
 	__u64 s = 0;
-	void *p;
+	void *p, *base;
 
 	if (len > XLB_SUM_MAX)
 		return 0;
 	/* a mask the compiler cannot drop tells the verifier the bound */
 	barrier_var(off);
-	p = data + (off & 0x3f);
-	for (i = 0; i < XLB_SUM_MAX / 512; i++)
-		SUM_CHUNK(512);
+	base = data + (off & 0x3f);
+	p = base;
+	for (i = 0; i < XLB_SUM_MAX / 512; i++) {
+		if (left < 512)
+			break;
+		if (p + 512 > end)
+			return 0;
+		s = bpf_csum_diff(NULL, 0, p, 512, (__u32)s);
+		p += 512;
+		left -= 512;
+	}
+	/*
+	 * The rest from one state whatever number of rounds led here (the
+	 * rounds took len & ~511 bytes), so that the verifier checks what
+	 * follows once, not once per round.
+	 */
+	done = len & ~511u;
+	barrier_var(done);
+	done &= 0x3e00;
+	p = base + done;
+	left = len & 511;
 	SUM_CHUNK(256);
 	SUM_CHUNK(128);
 	SUM_CHUNK(64);
@@ -589,6 +612,18 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 		return drop(XLB_EV_MALFORMED);
 	/* too big for the tunnel: structs.h, "Too big" */
 	if (p->l3_len + over > cfg->mtu) {
+		__u32 len = p->l3_len;
+
+		/*
+		 * Longer than the link it came in on carries: no packet on
+		 * the wire but a GRO aggregate, which generic XDP is given
+		 * whole (linearized; nothing in xdp_md says it is one).  It
+		 * can be neither answered (the client sent no such packet)
+		 * nor tunnelled (the kernel would split the tunnel packet
+		 * by the inner headers' offsets): docs/pmtu.md.
+		 */
+		if (bpf_check_mtu(ctx, 0, &len, 0, 0) > 0)
+			return drop(XLB_EV_TOO_BIG_SILENT);
 		if (p->flow.family != XLB_FAMILY_INET || (p->df && !p->frag)) {
 			f->answer_mtu = (__u16)(cfg->mtu - over);
 			f->answer_ttl = cfg->ttl;

@@ -9,10 +9,14 @@
  *   - ICMP errors, sources that are not one host and link-layer broadcast
  *     or multicast are never answered (too_big_silent);
  *   - answers are rate limited per CPU (too_big_limited);
- *   - IPv6 fragments are answered (their source alone may fragment).
+ *   - IPv6 fragments are answered (their source alone may fragment);
+ *   - a frame longer than its ingress link carries (a GRO aggregate, as
+ *     generic XDP is given one) is neither answered nor tunnelled.
  * Fixture and expectations: tests/bpf/lb_fixture.h.
  */
+#include <net/if.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -469,6 +473,80 @@ TEST_F(lb, too_big_answers_rate_limited_per_cpu)
 	EXPECT_LE(now, b.stamp);
 
 	sched_setaffinity(0, sizeof(old), &old);
+}
+
+/* Run in with ctx's ingress interface ifindex. */
+static void run_from(const struct lb *lb, const void *in, size_t len,
+		     int ifindex, struct lb_res *r)
+{
+	struct xdp_md ctx = { .data_end = (__u32)len,
+			      .ingress_ifindex = (__u32)ifindex };
+	__u64 ev0[XLB_EV_MAX] = { 0 }, ev1[XLB_EV_MAX] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = in,
+		.data_size_in = (__u32)len,
+		.data_out = r->out,
+		.data_size_out = sizeof(r->out),
+		.ctx_in = &ctx,
+		.ctx_size_in = sizeof(ctx),
+		.repeat = 1,
+	);
+	int i;
+
+	xlb_dp_events(&lb->dp, ev0);
+	r->err = bpf_prog_test_run_opts(lb->prog_fd, &opts) ? -errno : 0;
+	r->retval = opts.retval;
+	r->len = opts.data_size_out;
+	xlb_dp_events(&lb->dp, ev1);
+	for (i = 0; i < XLB_EV_MAX; i++)
+		r->ev[i] = ev1[i] - ev0[i];
+}
+
+/*
+ * Generic XDP runs on GRO aggregates: a frame whose IP length is above
+ * the MTU of the link it came in on.  From a link of MTU 1500 a 3000-byte
+ * frame is no packet any client sent: not answered (a false MTU), not
+ * tunnelled (the kernel would split it by its stale offsets), dropped as
+ * too_big_silent.  The same frame from a link of MTU 9000 is a packet
+ * too big for the tunnel (mtu 1500) and answered.  The links are veth
+ * pairs in a network namespace of the test's own.
+ */
+TEST_F(lb, too_big_gro_aggregate_never_answered)
+{
+	static __u8 in[LB_BUF];
+	static struct lb_res r;
+	int kinds[] = { K_TCP_IPIP4, K_UDP_GUE4 };
+	struct pkt_spec s;
+	struct pkt_info pi;
+	unsigned int i;
+	int narrow, wide, v, rc;
+	size_t len;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	rc = system("ip link add xlbt1500 mtu 1500 type veth peer name xlbp1500 mtu 1500 && "
+		    "ip link add xlbt9000 mtu 9000 type veth peer name xlbp9000 mtu 9000 && "
+		    "ip link set xlbt1500 up && ip link set xlbt9000 up");
+	ASSERT_EQ(0, rc);
+	narrow = (int)if_nametoindex("xlbt1500");
+	wide = (int)if_nametoindex("xlbt9000");
+	ASSERT_LT(0, narrow);
+	ASSERT_LT(0, wide);
+
+	lb_for_each_vip(i, v, kinds) {
+		len = big_packet(&self->lb, v, 3000, true, &s, in);
+		ASSERT_NE(0, len);
+		run_from(&self->lb, in, len, narrow, &r);
+		EXPECT_TRUE(expect_silent(in, len, &r, "3000 bytes from MTU 1500"));
+		run_from(&self->lb, in, len, wide, &r);
+		EXPECT_EQ(XDP_TX, r.retval);
+		EXPECT_TRUE(lb_is_too_big_answer(in, len, &r, &pi));
+		EXPECT_EQ(1, r.ev[XLB_EV_TOO_BIG]);
+		/* without DF: not tunnelled for the kernel either */
+		len = big_packet(&self->lb, v, 3000, false, &s, in);
+		run_from(&self->lb, in, len, narrow, &r);
+		EXPECT_TRUE(expect_silent(in, len, &r, "3000 bytes, no DF, from MTU 1500"));
+	}
+	/* the namespace and its links go with this process */
 }
 
 TEST_HARNESS_MAIN
