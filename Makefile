@@ -30,6 +30,10 @@ BPF_CFLAGS += -mllvm -simplifycfg-sink-common=false
 # <linux/types.h> needs <asm/types.h>, which Debian keeps in the multiarch
 # directory that clang -target bpf does not search on its own.
 BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
+# The CPU the object is for: its memory order decides the data path's
+# fences (bpf/xlb.bpf.c, acquire_fence).  BPF_ARCH=arm64 etc. to cross-build.
+BPF_ARCH ?= $(shell $(CC) -dumpmachine | sed 's/-.*//; s/x86_64/x86/; s/i.86/x86/; s/aarch64/arm64/')
+BPF_CFLAGS += -D__TARGET_ARCH_$(BPF_ARCH)
 
 LIBXLB_SRCS := $(wildcard user/lib/*.c)
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/lib/%.c=$(O)/obj/lib/%.o)

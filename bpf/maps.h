@@ -141,6 +141,14 @@ struct {
 	__type(value, struct xlb_ct_guard);
 } xlb_ct_guard SEC(".maps");
 
+/* The rate limit of too-big answers (structs.h, "Too big"). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xlb_icmp_bucket);
+} xlb_icmp_bucket SEC(".maps");
+
 /* Never read by the program: its max_entries is XLB_DP_ABI (structs.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

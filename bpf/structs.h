@@ -43,6 +43,8 @@
  *   xlb_flow_cache    PERCPU_ARRAY[XLB_FC_SLOTS] -> struct xlb_fc_entry
  *   xlb_ct_guard      PERCPU_ARRAY[1] -> struct xlb_ct_guard (new-flow
  *                     guard, see "What makes a connection entry")
+ *   xlb_icmp_bucket   PERCPU_ARRAY[1] -> struct xlb_icmp_bucket: the rate
+ *                     limit of too-big answers ("Too big")
  */
 #ifndef XLB_STRUCTS_H
 #define XLB_STRUCTS_H
@@ -76,6 +78,8 @@
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
+#define XLB_MTU_MIN		576	/* set mtu: the range libxlb accepts */
+#define XLB_MTU_MAX		9216
 #define XLB_TTL_DEFAULT		64
 #define XLB_UDP_IDLE_DEFAULT	30	/* seconds */
 
@@ -196,9 +200,20 @@ enum xlb_encap {
 #define XLB_BE_F_NEXTHOP	(1u << 1)	/* mac/ifindex set: no FIB lookup */
 
 /*
- * A backend.  The control plane changes an entry in two writes when it
- * reuses an id: first flags = 0, then the new content with a new epoch, so
- * connection entries of the old backend (old epoch) never match the new one.
+ * A backend.  The program uses an entry only while its flags say
+ * XLB_BE_F_VALID.  A new target (address, family or encapsulation) gets
+ * a new epoch, so connection entries of the old backend (old epoch) never
+ * match the new one.  The program reads an entry field by field while
+ * user space may be writing it (a copy in the kernel, in no set order),
+ * so libxlb never changes an entry's target under a reader: flags 0, a
+ * wait until every program run that could have seen it valid has ended
+ * (an RCU grace period), the new content with flags 0, then the flags
+ * (on CPUs that reorder loads, after another wait).  Two plain writes
+ * (flags 0, then the new entry) were not enough on any CPU: a run that
+ * read the flags before the first write and the address after the second
+ * sends an old-epoch flow to the new target; and on a weakly ordered CPU
+ * (arm64) a run may load the address before the flags and take a stale
+ * one as valid.  user/lib/dp_backend.c has the steps and what each buys.
  */
 struct xlb_backend {
 	__be32 addr[4];
@@ -299,6 +314,15 @@ _Static_assert(sizeof(struct xlb_ct_guard) == 32, "xlb_ct_guard layout");
  *    to the config, VIPs, tables, backends or connection table (the
  *    program reads xlb_gen before anything it caches, so a packet that
  *    sees the new generation also sees the new state), and
+ *  - memory order: that last promise is a release/acquire pair.  libxlb's
+ *    increment is an atomic read-modify-write with (at least) release
+ *    order, after its writes; the program's read of xlb_gen is followed
+ *    by an acquire fence (acquire_fence in xlb.bpf.c) before it reads any
+ *    state it fills an entry from.  Without the fence a CPU that reorders
+ *    loads (arm64; not x86) could read the VIP, table or backend before
+ *    xlb_gen, see the new generation with the old state, and fill an
+ *    entry that sends a flow by the old state (to a backend removed, say)
+ *    until the entry expires (1/XLB_FC_LIFE s) or the next change; and
  *  - it was filled less than 1/XLB_FC_LIFE of a second ago
  *    (xlb_config.hz ticks): then the packet takes the whole path again,
  *    which refreshes the connection entry's last_seen (UDP idle expiry,
@@ -404,6 +428,12 @@ enum xlb_event {
 	XLB_EV_NO_TABLE,	/* drop: VIP without a published table */
 	XLB_EV_ICMP_STEERED,	/* ICMP error sent to the flow's backend */
 	XLB_EV_ICMP_ECHO,	/* echo request to a VIP address answered */
+	/* too big for the tunnel, and not answered (see "Too big" below): */
+	XLB_EV_TOO_BIG_STACK,	/* IPv4 without DF or a fragment: tunnelled
+				 * with DF clear, to the kernel to fragment */
+	XLB_EV_TOO_BIG_SILENT,	/* drop: no answer allowed (ICMP error,
+				 * not unicast, IPv4 over an IPv6 tunnel) */
+	XLB_EV_TOO_BIG_LIMITED,	/* drop: answer over the rate limit */
 	XLB_EV_IN_MAP,		/* the events above are xlb_events' entries */
 	/*
 	 * Forwarded, but no connection entry made: over the new-flow rate.
@@ -413,6 +443,49 @@ enum xlb_event {
 	XLB_EV_CT_GUARD = XLB_EV_IN_MAP,
 	XLB_EV_MAX,
 };
+
+/*
+ * Too big.  A packet that does not fit the tunnel (IP length + overhead >
+ * xlb_config.mtu) cannot be fragmented in XDP (one frame in, one out):
+ *  - IPv4 without DF, or any IPv4 fragment (a sender that allows
+ *    fragmentation, or has already used it), over an IPv4 tunnel: the
+ *    packet is tunnelled with the outer DF clear and passed to the
+ *    kernel (XDP_PASS), which forwards it toward the backend and
+ *    fragments the outer packet; the backend reassembles it before it
+ *    decapsulates.  This needs IPv4 forwarding on the LB and, since the
+ *    outer source is the LB's own address, accept_local on the
+ *    interface the packet came in on (docs/pmtu.md).  Over an IPv6
+ *    tunnel it is dropped: IPv6 is never fragmented on the way, and the
+ *    LB's kernel would only answer itself.
+ *  - everything else (IPv4 with DF, IPv6, fragments included, whose
+ *    source alone may fragment, RFC 8200 section 5) is answered with ICMP
+ *    fragmentation needed / ICMPv6 packet too big, with the MTU the
+ *    client must use, except: ICMP errors (RFC 1122 3.2.2, RFC 4443
+ *    2.4 e), packets whose source is not one host or that came as
+ *    link-layer broadcast or multicast (ibid.); and at most
+ *    XLB_ICMP_RATE answers a second per CPU, in bursts of up to
+ *    XLB_ICMP_BURST (the kernel's icmp_msgs_per_sec and
+ *    icmp_msgs_burst).  The bucket is per CPU and holds time, not
+ *    tokens: credit grows with the clock (bpf_ktime_get_ns) since
+ *    `stamp`, up to XLB_ICMP_BURST answers' worth, and each answer
+ *    spends XLB_ICMP_COST; a stamp ahead of the clock adds nothing.
+ * A frame whose IP length is above the MTU of the link it came in on is
+ * no packet from the wire but a GRO aggregate (generic XDP is given them
+ * whole): dropped, neither answered nor tunnelled (too_big_silent).
+ * IPv6 clients must be told at least 1280 (RFC 8200): libxlb refuses an
+ * mtu that would tell them less.
+ */
+#define XLB_ICMP_RATE		1000	/* answers a second, per CPU */
+#define XLB_ICMP_BURST		50
+#define XLB_ICMP_COST		(1000000000ULL / XLB_ICMP_RATE)	/* ns */
+#define XLB_IPV6_MIN_MTU	1280
+
+struct xlb_icmp_bucket {
+	__u64 stamp;		/* bpf_ktime_get_ns() of the last refill */
+	__u64 credit;		/* ns, at most XLB_ICMP_BURST * XLB_ICMP_COST */
+};
+
+_Static_assert(sizeof(struct xlb_icmp_bucket) == 16, "xlb_icmp_bucket layout");
 
 /* Table header: entry 0 of every inner table map carries M. */
 static inline __u32 xlb_table_hdr_size(const struct xlb_slot *hdr)

@@ -23,13 +23,39 @@
 #define barrier()	asm volatile("" ::: "memory")
 #endif
 
+/*
+ * Acquire after a load: no later load of this CPU may be satisfied before
+ * it (structs.h, "Flow cache").  x86 never lets a load pass an older one
+ * (TSO), so the compiler is all there is to stop.  Other CPUs (arm64,
+ * ...) do reorder loads, and BPF has no load-acquire on the kernels xlb
+ * runs on (6.1, 6.12): a BPF_FETCH atomic is fully ordered there (the
+ * JITs emit the kernel's atomic_fetch_*(): a lock prefix, LSE's "al"
+ * forms, or LL/SC and a full barrier), so one on a word of this CPU's
+ * own (p: a per-CPU value; OR 0 changes nothing) is the barrier.  The
+ * Makefile names the target CPU (__TARGET_ARCH_*).
+ */
+#if defined(__TARGET_ARCH_x86)
+#define acquire_fence(p)	barrier()
+#else
+#define acquire_fence(p)						\
+	do {								\
+		__u64 __old = __sync_fetch_and_or((__u64 *)(p), 0);	\
+		asm volatile("" :: "r"(__old) : "memory");		\
+	} while (0)
+#endif
+
 #ifndef AF_INET
 #define AF_INET		2
 #define AF_INET6	10
 #endif
 
-/* Largest inner packet whose checksum we sum word by word (IPv6 GUE). */
-#define XLB_SUM_MAX	4096
+/*
+ * Largest inner packet whose checksum we sum (IPv6 GUE): the largest mtu
+ * libxlb accepts, so every packet that fits the tunnel is summed whole.
+ * It was 4096: above that the sum came out 0 and the UDP checksum wrong
+ * (frames above a page: generic XDP, jumbo MTUs).
+ */
+#define XLB_SUM_MAX	XLB_MTU_MAX
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -438,17 +464,35 @@ __noinline int sum_packet(struct xdp_md *ctx, __u32 off, __u32 len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	__u32 left = len, i;
+	__u32 left = len, done, i;
 	__u64 s = 0;
-	void *p;
+	void *p, *base;
 
 	if (len > XLB_SUM_MAX)
 		return 0;
 	/* a mask the compiler cannot drop tells the verifier the bound */
 	barrier_var(off);
-	p = data + (off & 0x3f);
-	for (i = 0; i < XLB_SUM_MAX / 512; i++)
-		SUM_CHUNK(512);
+	base = data + (off & 0x3f);
+	p = base;
+	for (i = 0; i < XLB_SUM_MAX / 512; i++) {
+		if (left < 512)
+			break;
+		if (p + 512 > end)
+			return 0;
+		s = bpf_csum_diff(NULL, 0, p, 512, (__u32)s);
+		p += 512;
+		left -= 512;
+	}
+	/*
+	 * The rest from one state whatever number of rounds led here (the
+	 * rounds took len & ~511 bytes), so that the verifier checks what
+	 * follows once, not once per round.
+	 */
+	done = len & ~511u;
+	barrier_var(done);
+	done &= 0x3e00;
+	p = base + done;
+	left = len & 511;
 	SUM_CHUNK(256);
 	SUM_CHUNK(128);
 	SUM_CHUNK(64);
@@ -476,8 +520,8 @@ __noinline int sum_packet(struct xdp_md *ctx, __u32 off, __u32 len)
  * Not XDP actions: what xlb_main does next with a packet.  The fast path
  * leaves it to process() untouched (XLB_GENERAL); either fills its
  * fwd_args for forward() (XLB_FORWARD); forward() leaves the next hop to
- * a FIB lookup (XLB_FIB) or the answer to a packet too big to tunnel to
- * answer_too_big() (XLB_ANSWER).  xlb_main calls them all, so no stack of
+ * a FIB lookup (XLB_FIB) or a packet too big to tunnel, which may be
+ * answered, to too_big_reply() (XLB_ANSWER).  xlb_main calls them all, so no stack of
  * theirs is on top of another's, and each has one call site (the verifier
  * checks it once).
  */
@@ -613,7 +657,7 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	struct cursor c;
 	const struct pkt *p;
 	__u32 l2_len, over, key = 0;
-	int excess, action;
+	int excess, action, to_stack = 0;
 
 	if (!f)
 		return XDP_ABORTED;
@@ -634,13 +678,28 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	excess = (int)(end - data) - (int)(l2_len + p->l3_len);
 	if (excess > 0 && bpf_xdp_adjust_tail(ctx, -excess))
 		return drop(XLB_EV_MALFORMED);
+	/* too big for the tunnel: structs.h, "Too big" */
 	if (p->l3_len + over > cfg->mtu) {
-		count_event(XLB_EV_TOO_BIG);
-		if (p->l3_len <= XLB_ICMP_QUOTE)
-			return XDP_DROP;
-		f->answer_mtu = (__u16)(cfg->mtu - over);
-		f->answer_ttl = cfg->ttl;
-		return XLB_ANSWER;
+		__u32 len = p->l3_len;
+
+		/*
+		 * Longer than the link it came in on carries: no packet on
+		 * the wire but a GRO aggregate, which generic XDP is given
+		 * whole (linearized; nothing in xdp_md says it is one).  It
+		 * can be neither answered (the client sent no such packet)
+		 * nor tunnelled (the kernel would split the tunnel packet
+		 * by the inner headers' offsets): docs/pmtu.md.
+		 */
+		if (bpf_check_mtu(ctx, 0, &len, 0, 0) > 0)
+			return drop(XLB_EV_TOO_BIG_SILENT);
+		if (p->flow.family != XLB_FAMILY_INET || (p->df && !p->frag)) {
+			f->answer_mtu = (__u16)(cfg->mtu - over);
+			f->answer_ttl = cfg->ttl;
+			return XLB_ANSWER;
+		}
+		if (be->family != XLB_FAMILY_INET)
+			return drop(XLB_EV_TOO_BIG_SILENT);
+		to_stack = 1;
 	}
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
@@ -691,6 +750,24 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	c.end = end;
 	if (write_encap(&c, &a))
 		return drop(XLB_EV_MALFORMED);
+	if (to_stack) {
+		/*
+		 * The kernel fragments it: outer DF clear (checksum updated
+		 * as RFC 1624 says), the Ethernet header as it came (to
+		 * this host), and the stack's route and neighbour.
+		 */
+		struct iphdr *ip = data + l2_len;
+		__u64 sum;
+
+		if ((void *)(ip + 1) > end)
+			return drop(XLB_EV_MALFORMED);
+		sum = (__u16)~ip->check + (__u16)~ip->frag_off;
+		ip->frag_off = 0;
+		ip->check = ~csum_fold64(sum);
+		count_event(XLB_EV_TOO_BIG_STACK);
+		count_forward(vs, f->ch.id, p->l3_len, 1);
+		return XDP_PASS;
+	}
 	if (!(be->flags & XLB_BE_F_NEXTHOP))
 		return XLB_FIB;
 	eth = data;
@@ -1046,11 +1123,13 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 
 	ref->e = NULL;
 	ref->gen = *(volatile __u32 *)&xlb_gen;
-	barrier();	/* the generation before anything it stands for */
+	barrier();
 	*key = xlb_fc_slot(&fa->p.flow);
 	e = bpf_map_lookup_elem(&xlb_flow_cache, key);
 	if (!e)
-		return XLB_MISS;
+		return XLB_MISS;	/* nothing filled: no order needed */
+	/* the generation before anything it stands for (fc_fill's) */
+	acquire_fence(&e->expires);
 	ref->e = e;
 	if (!flow_eq(&e->flow, &fa->p.flow) || e->gen != ref->gen ||
 	    bpf_jiffies64() >= e->expires ||
@@ -1410,6 +1489,92 @@ static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
 	return 0;
 }
 
+/* Does the source name one host (RFC 1122 3.2.2, RFC 4443 2.4 e)? */
+static __always_inline int unicast_source(const struct xlb_flow *f)
+{
+	if (f->family == XLB_FAMILY_INET) {
+		__u32 a = bpf_ntohl(f->src.v4);
+
+		/* not 0/8, loopback, multicast, 240/4 (limited broadcast) */
+		return a >> 24 && a >> 24 != 127 && a >> 28 < 14;
+	}
+	if (f->src.v6[0] == 0 && f->src.v6[1] == 0 && f->src.v6[2] == 0 &&
+	    (f->src.v6[3] == 0 || f->src.v6[3] == bpf_htonl(1)))
+		return 0;	/* unspecified, loopback */
+	return *(const __u8 *)f->src.v6 != 0xff;	/* multicast */
+}
+
+/* Is the ICMP packet p an error (or cut short: taken as one)? */
+static __always_inline int icmp_error(struct xdp_md *ctx, const struct pkt *p)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 off = p->l4_off;
+	__u8 type;
+
+	barrier_var(off);
+	off &= 0x3fff;
+	if (p->frag_later || data + off + 1 > end)
+		return 1;
+	type = *(__u8 *)(data + off);
+	if (p->flow.family == XLB_FAMILY_INET6)
+		return type < 128;
+	/* unreachable, source quench, redirect, time exceeded, parameter */
+	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
+
+/* One answer's worth of this CPU's credit (structs.h, "Too big"), or 0. */
+static __always_inline int icmp_credit(void)
+{
+	struct xlb_icmp_bucket *b;
+	__u64 now, credit;
+	__u32 key = 0;
+
+	b = bpf_map_lookup_elem(&xlb_icmp_bucket, &key);
+	if (!b)
+		return 0;
+	now = bpf_ktime_get_ns();
+	credit = b->credit;
+	if ((__s64)(now - b->stamp) > 0) {
+		credit += now - b->stamp;
+		b->stamp = now;
+	}
+	if (credit > XLB_ICMP_BURST * XLB_ICMP_COST)
+		credit = XLB_ICMP_BURST * XLB_ICMP_COST;
+	if (credit < XLB_ICMP_COST) {
+		b->credit = credit;
+		return 0;
+	}
+	b->credit = credit - XLB_ICMP_COST;
+	return 1;
+}
+
+/*
+ * A packet too big for the tunnel that may be answered (forward() left
+ * it as it came): answered with the MTU forward() wrote in f, unless
+ * structs.h's "Too big" says no answer.  Called by xlb_main only.
+ */
+__noinline int too_big_reply(struct xdp_md *ctx, struct fwd_args *f)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	const struct pkt *p;
+
+	if (!f)
+		return XDP_ABORTED;
+	p = &f->p;
+	/* the group bit: sent to a link-layer broadcast or multicast */
+	if (data + 1 > end || *(__u8 *)data & 1 || !unicast_source(&p->flow) ||
+	    (is_icmp_proto(p) && icmp_error(ctx, p)) ||
+	    p->l3_len <= XLB_ICMP_QUOTE)
+		return drop(XLB_EV_TOO_BIG_SILENT);
+	if (!icmp_credit())
+		return drop(XLB_EV_TOO_BIG_LIMITED);
+	count_event(XLB_EV_TOO_BIG);
+	return answer_too_big(ctx, p, p->l3_off, f->answer_mtu, f->answer_ttl) ?
+		       XDP_DROP : XDP_TX;
+}
+
 /*
  * Stack: 6.1's verifier rounds each frame up to 32 bytes and allows 512
  * for the deepest chain, xlb_main -> process() -> pick_stateful(): at
@@ -1452,8 +1617,7 @@ int xlb_main(struct xdp_md *ctx)
 	if (action == XLB_ECHO)
 		action = answer_echo(ctx, &fa.p);
 	if (action == XLB_ANSWER)
-		action = answer_too_big(ctx, &fa.p, fa.p.l3_off, fa.answer_mtu,
-					fa.answer_ttl) ? XDP_DROP : XDP_TX;
+		action = too_big_reply(ctx, &fa);
 	__u64 *n;
 
 	key = action;

@@ -1063,7 +1063,8 @@ TEST(event_names_stable)
 	static const char *const want[XLB_EV_MAX] = {
 		"malformed", "fragment", "no_backend", "too_big", "no_route",
 		"no_neigh", "unsupported", "no_table", "icmp_steered",
-		"icmp_echo", "ct_guard",
+		"icmp_echo", "too_big_stack", "too_big_silent",
+		"too_big_limited", "ct_guard",
 	};
 	int i;
 

@@ -921,7 +921,8 @@ static inline bool lb_is_vip_addr(const struct lb *lb, int family,
 /*
  * Contract 8 for any input: XDP_TX/REDIRECT only with a correct tunnel of
  * the input's IP packet to a backend (or a correct too-big answer),
- * XDP_DROP only with an event counted, XDP_PASS only byte for byte,
+ * XDP_DROP only with an event counted, XDP_PASS only byte for byte (or,
+ * counted as too_big_stack, an IPv4 tunnel with DF clear to a backend),
  * never XDP_ABORTED.  False with the reason in why.
  */
 static inline bool lb_sane(const struct lb *lb, const __u8 *in, size_t len,
@@ -939,7 +940,17 @@ static inline bool lb_sane(const struct lb *lb, const __u8 *in, size_t len,
 	case XDP_PASS:
 		if (r->len == len && !memcmp(r->out, in, len))
 			return true;
-		snprintf(why, wn, "XDP_PASS, but the frame changed");
+		/* too big, IPv4 without DF: tunnelled, for the kernel */
+		if (r->ev[XLB_EV_TOO_BIG_STACK] &&
+		    !pkt_parse_outer(r->out, r->len, &o) && !o.df &&
+		    o.family == XLB_FAMILY_INET &&
+		    o.l2.l3_off + o.inner_len <= len &&
+		    !memcmp(r->out + o.inner_off, in + o.l2.l3_off,
+			    o.inner_len) &&
+		    lb_is_backend(lb, o.family, o.dst))
+			return true;
+		snprintf(why, wn, "XDP_PASS, but the frame changed (and is "
+			 "no tunnel with DF clear for the kernel)");
 		return false;
 	case XDP_DROP:
 		if (lb_any_event(r))

@@ -1212,6 +1212,7 @@ TEST_F(lb, fc_packets_the_entry_does_not_fit_take_the_whole_path)
 		ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, id, &vs0));
 
 		big = s;
+		big.df = true;	/* without DF it goes to the kernel */
 		big.payload_len = LB_MTU - PKT_TCP_LEN -
 				  (s.family == 4 ? PKT_IP4_LEN : PKT_IP6_LEN);
 		len = lb_build(&big, in);

@@ -1091,4 +1091,80 @@ TEST(validate_catches_hand_made_states)
 	xlb_state_free(&s);
 }
 
+/*
+ * An IPv6 VIP's clients are told mtu minus the tunnel's overhead; below
+ * 1280 (RFC 8200) the mtu, or a VIP or backend that would need it, is
+ * refused with the figures, and the state stays as it was.  The
+ * overheads: IP in IP 20 (IPv4) / 40 (IPv6); GUE 44 / 88.
+ */
+TEST(mtu_below_ipv6_minimum_refused)
+{
+	static const struct {
+		const char *vip, *backend;
+		unsigned int lowest;	/* mtu: 1280 + overhead */
+	} cases[] = {
+		{ "vip add [2001:db8::1]:80/tcp", "10.1.0.1", 1300 },
+		{ "vip add [2001:db8::1]:80/tcp", "fd00::1", 1320 },
+		{ "vip add [2001:db8::1]:80/tcp encap gue", "10.1.0.1", 1324 },
+		{ "vip add [2001:db8::1]:80/tcp encap gue", "fd00::1", 1368 },
+	};
+	struct xlb_err e = { "" };
+	struct xlb_op ops[4];
+	struct xlb_state s;
+	char line[128], *before, *after;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		xlb_state_init(&s);
+		op(_metadata, "set key " KEY_HEX, &ops[0]);
+		op(_metadata, cases[i].vip, &ops[1]);
+		snprintf(line, sizeof(line), "backend add [2001:db8::1]:80/tcp %s",
+			 cases[i].backend);
+		op(_metadata, line, &ops[2]);
+		snprintf(line, sizeof(line), "set mtu %u", cases[i].lowest);
+		op(_metadata, line, &ops[3]);
+		ASSERT_EQ(0, xlb_state_apply_all(&s, ops, 4, &e))
+			TH_LOG("%s: %s", line, e.msg);
+		EXPECT_EQ(cases[i].lowest, s.global.mtu);
+		before = save(&s);
+		ASSERT_NE(NULL, before);
+
+		/* one byte less: refused, nothing changed */
+		snprintf(line, sizeof(line), "set mtu %u", cases[i].lowest - 1);
+		op(_metadata, line, &ops[0]);
+		EXPECT_EQ(-EINVAL, xlb_state_apply_all(&s, ops, 1, &e)) TH_LOG("%s", line);
+		EXPECT_NE(NULL, strstr(e.msg, "so its clients would be told an MTU of 1279; IPv6 needs at least 1280"))
+			TH_LOG("%s", e.msg);
+		snprintf(line, sizeof(line), "set mtu %u or more", cases[i].lowest);
+		EXPECT_NE(NULL, strstr(e.msg, line)) TH_LOG("%s", e.msg);
+		after = save(&s);
+		ASSERT_NE(NULL, after);
+		EXPECT_STREQ(before, after);
+		free(after);
+		free(before);
+		xlb_state_free(&s);
+	}
+
+	/* the other way round: a backend that needs more than the mtu */
+	xlb_state_init(&s);
+	op(_metadata, "set key " KEY_HEX, &ops[0]);
+	op(_metadata, "set mtu 1330", &ops[1]);
+	op(_metadata, "vip add [2001:db8::1]:80/tcp encap gue", &ops[2]);
+	op(_metadata, "backend add [2001:db8::1]:80/tcp 10.1.0.1", &ops[3]);
+	ASSERT_EQ(0, xlb_state_apply_all(&s, ops, 4, &e)) TH_LOG("%s", e.msg);
+	op(_metadata, "backend add [2001:db8::1]:80/tcp fd00::1", &ops[0]);
+	EXPECT_EQ(-EINVAL, xlb_state_apply_all(&s, ops, 1, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "mtu 1330: IPv6 VIP [2001:db8::1]:80/tcp reaches backend fd00::1 through 88 bytes of GUE over IPv6"))
+		TH_LOG("%s", e.msg);
+	EXPECT_EQ(1, s.n_backends);
+	/* IPv4 VIPs are not bound by it */
+	op(_metadata, "set mtu 576", &ops[0]);
+	op(_metadata, "vip del [2001:db8::1]:80/tcp", &ops[1]);
+	op(_metadata, "vip add 10.0.0.1:80/tcp encap gue", &ops[2]);
+	op(_metadata, "backend add 10.0.0.1:80/tcp fd00::1", &ops[3]);
+	EXPECT_EQ(0, xlb_state_apply_all(&s, ops, 4, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(576, s.global.mtu);
+	xlb_state_free(&s);
+}
+
 TEST_HARNESS_MAIN

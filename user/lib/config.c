@@ -486,7 +486,7 @@ static const struct opt_def settings[] = {
 	{ "src4", XLB_OPT_SRC4, 0, T_ADDR4, 0, 0, NULL },
 	{ "src6", XLB_OPT_SRC6, 0, T_ADDR6, 0, 0, NULL },
 	{ "gue-port", XLB_OPT_GUE_PORT, 0, T_NUM, 1, 65535, NULL },
-	{ "mtu", XLB_OPT_MTU, 0, T_NUM, 576, 9216, NULL },
+	{ "mtu", XLB_OPT_MTU, 0, T_NUM, XLB_MTU_MIN, XLB_MTU_MAX, NULL },
 	{ "ttl", XLB_OPT_TTL, 0, T_NUM, 1, 255, NULL },
 	{ "udp-idle", XLB_OPT_UDP_IDLE, 0, T_NUM, 1, 86400, NULL },
 	{ "new-flow-rate", XLB_OPT_NEW_FLOW_RATE, 0, T_NUM, 0, XLB_CT_RATE_MAX,

@@ -111,7 +111,11 @@ void xlb_dp_close(struct xlb_dp *dp)
 /*
  * An atomic increment on the mapped value: several processes may change
  * the state at once (xlbd, a test), and a lost increment would leave a
- * cache entry of the old state looking current.
+ * cache entry of the old state looking current.  It is also the release
+ * of the flow cache's protocol (bpf/structs.h, "Flow cache"): every write
+ * before it, by syscall or through a mapping, is visible to a CPU that
+ * sees the new generation and reads after it (the program's acquire).
+ * Sequentially consistent, which includes release, on every CPU.
  */
 void xlb_dp_changed(const struct xlb_dp *dp)
 {
@@ -456,6 +460,9 @@ static const char *const event_names[] = {
 	[XLB_EV_NO_TABLE]	= "no_table",
 	[XLB_EV_ICMP_STEERED]	= "icmp_steered",
 	[XLB_EV_ICMP_ECHO]	= "icmp_echo",
+	[XLB_EV_TOO_BIG_STACK]	= "too_big_stack",
+	[XLB_EV_TOO_BIG_SILENT]	= "too_big_silent",
+	[XLB_EV_TOO_BIG_LIMITED] = "too_big_limited",
 	[XLB_EV_CT_GUARD]	= "ct_guard",
 };
 

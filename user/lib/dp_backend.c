@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 
 #include <bpf/bpf.h>
 
@@ -66,10 +69,68 @@ static bool backend_same_target(const struct xlb_backend *a,
 	       !memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
+/*
+ * Wait until no run of the data path that began before the call is still
+ * running (an RCU grace period: XDP and BPF_PROG_TEST_RUN run inside RCU
+ * read-side sections).  The kernel waits for one whenever a map-in-map
+ * entry is updated from user space, "so that userspace knows that all
+ * programs that could be running use the new map value"
+ * (kernel/bpf/syscall.c): putting the VIP index back where it is is such
+ * an update.  Without an index yet, membarrier(MEMBARRIER_CMD_GLOBAL),
+ * which is synchronize_rcu() too.
+ */
+int dp_wait_readers(const struct xlb_dp *dp)
+{
+	__u32 key = 0, id;
+	int fd, ret;
+
+	if (!bpf_map_lookup_elem(dp->vip_index, &key, &id)) {
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd >= 0) {
+			ret = bpf_map_update_elem(dp->vip_index, &key, &fd,
+						  BPF_EXIST);
+			close(fd);
+			if (!ret)
+				return 0;
+		}
+	}
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return 0;
+	return -errno;
+}
+
+static int backend_write(const struct xlb_dp *dp, __u32 key,
+			 const struct xlb_backend *b)
+{
+	int ret = bpf_map_update_elem(dp->backends, &key, b, BPF_ANY);
+
+	xlb_dp_changed(dp);
+	return ret;
+}
+
+/*
+ * The entry protocol (bpf/structs.h, "A backend"): the program uses an
+ * entry only while it says XLB_BE_F_VALID, and reads it field by field
+ * while a write (a copy in the kernel, in no set order) may be under
+ * way.  So nobody may read an entry while it changes to another target:
+ *   1. the old entry with flags 0, then a wait until every run that may
+ *      have seen it valid has ended (dp_wait_readers);
+ *   2. the new content with flags 0: no run uses it;
+ *   3. on CPUs that reorder loads (not x86: its loads are not reordered
+ *      with older loads, and stores become visible in order), another
+ *      wait, so that every run that sees step 4's flags also sees step
+ *      2's content;
+ *   4. the new entry, flags set: the same bytes, but the flags byte.
+ * A run sees the old entry whole, flags 0, or the new entry whole.  A
+ * change of next hop only (same target and epoch) is one write: a packet
+ * may then leave with the next hop half old, half new (a frame lost,
+ * never another backend).  A wait is a grace period (milliseconds): only
+ * a change of target pays it, which only the reuse of a backend id is.
+ */
 int xlb_dp_backend_set(const struct xlb_dp *dp, __u16 id,
 		       const struct xlb_backend *b, struct xlb_err *err)
 {
-	struct xlb_backend old, new;
+	struct xlb_backend old, new, off;
 	bool disabled = false;
 	__u32 key = id;
 	int ret;
@@ -88,24 +149,37 @@ int xlb_dp_backend_set(const struct xlb_dp *dp, __u16 id,
 	if (!memcmp(&old, &new, sizeof(new)))
 		return 0;
 
-	/*
-	 * Nobody may see the old entry's flags with the new destination.  A
-	 * change of next hop only (same target, same epoch) is one write: a
-	 * packet then leaves by the old or the new next hop, and the flows
-	 * that remember this backend stay with it.
-	 */
+	/* the protocol above; a change of next hop only: one write */
 	if ((old.flags & XLB_BE_F_VALID) && new.epoch != old.epoch) {
 		old.flags = 0;
-		ret = bpf_map_update_elem(dp->backends, &key, &old, BPF_ANY);
+		ret = backend_write(dp, key, &old);
 		if (ret)
 			return xlb_errf(err, -ret,
 					"cannot disable backend %u before replacing it: %s",
 					id, strerror(-ret));
 		disabled = true;
-		xlb_dp_changed(dp);
+		ret = dp_wait_readers(dp);
+		if (ret)
+			return xlb_errf(err, -ret,
+					"cannot wait for the data path to leave backend %u before replacing it: %s (it stays disabled)",
+					id, strerror(-ret));
 	}
-	ret = bpf_map_update_elem(dp->backends, &key, &new, BPF_ANY);
-	xlb_dp_changed(dp);
+	if ((new.flags & XLB_BE_F_VALID) &&
+	    (disabled || !(old.flags & XLB_BE_F_VALID))) {
+		off = new;
+		off.flags = 0;
+		ret = backend_write(dp, key, &off);
+#if !defined(__x86_64__) && !defined(__i386__)
+		if (!ret)
+			ret = dp_wait_readers(dp);
+#endif
+		if (ret)
+			return xlb_errf(err, -ret,
+					"cannot write backend %u: %s (it stays disabled)",
+					id, strerror(-ret));
+		disabled = true;
+	}
+	ret = backend_write(dp, key, &new);
 	if (ret)
 		return xlb_errf(err, -ret,
 				"cannot write backend %u: %s%s", id,

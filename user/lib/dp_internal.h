@@ -50,4 +50,7 @@ int dp_vip_classes_learn(struct xlb_dp *dp, struct xlb_err *err);
 /* dp_conntrack.c: entries of the connection table map. */
 int dp_ct_entries(const struct xlb_dp *dp, __u32 *n);
 
+/* Until every data path run begun before the call has ended (dp_backend.c). */
+int dp_wait_readers(const struct xlb_dp *dp);
+
 #endif /* XLB_DP_INTERNAL_H */

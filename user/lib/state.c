@@ -1034,7 +1034,42 @@ static int validate_limits(const struct xlb_state *s, struct xlb_err *err)
 	return 0;
 }
 
-/* The backends [lo, hi) of VIP v: names, health, capacity. */
+/* Bytes the tunnel toward a backend of family adds (bpf/encap.h). */
+static unsigned int encap_overhead(uint8_t family, uint8_t encap)
+{
+	unsigned int alen = family == XLB_FAMILY_INET ? 4 : 16;
+	unsigned int ip = family == XLB_FAMILY_INET ? 20 : 40;
+
+	if (encap != XLB_ENCAP_GUE)
+		return ip;
+	return ip + 8 + sizeof(struct xlb_gue_hdr) +
+	       sizeof(struct xlb_gue_hops) + XLB_HOPS * alen;
+}
+
+/*
+ * An IPv6 VIP's clients are told mtu - overhead when a packet is too big
+ * (bpf/structs.h, "Too big"); IPv6 needs at least 1280 (RFC 8200 5).
+ */
+static int check_ipv6_mtu(const struct xlb_state *s,
+			  const struct xlb_vip_conf *v,
+			  const struct xlb_backend_conf *b, struct xlb_err *err)
+{
+	char vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX];
+	unsigned int over = encap_overhead(b->family, v->encap);
+
+	if (v->key.family != XLB_FAMILY_INET6 ||
+	    s->global.mtu >= XLB_IPV6_MIN_MTU + over)
+		return 0;
+	return xlb_errf(err, EINVAL,
+			"mtu %u: IPv6 VIP %s reaches backend %s through %u bytes of %s over IPv%d, so its clients would be told an MTU of %u; IPv6 needs at least %u: set mtu %u or more",
+			s->global.mtu, xlb_vip_str(&v->key, vs),
+			xlb_addr_str(b->family, b->addr, as), over,
+			v->encap == XLB_ENCAP_GUE ? "GUE" : "IP in IP",
+			b->family, s->global.mtu - over, XLB_IPV6_MIN_MTU,
+			XLB_IPV6_MIN_MTU + over);
+}
+
+/* The backends [lo, hi) of VIP v: names, health, capacity, MTU. */
 static int validate_members(const struct xlb_state *s,
 			    const struct xlb_vip_conf *v, size_t lo, size_t hi,
 			    struct xlb_err *err)
@@ -1052,6 +1087,8 @@ static int validate_members(const struct xlb_state *s,
 					s->backends[i].name,
 					xlb_vip_str(&v->key, vs));
 		ret = check_backend_health(&s->backends[i], &where, err);
+		if (!ret)
+			ret = check_ipv6_mtu(s, v, &s->backends[i], err);
 		if (ret)
 			return ret;
 		members_add(&m, &s->backends[i]);
