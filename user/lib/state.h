@@ -95,6 +95,8 @@ struct xlb_global_conf {
 	uint16_t mtu;
 	uint8_t ttl;
 	uint32_t udp_idle_s;
+	uint32_t announce_table;	/* per host: routing table of the VIP
+					 * host routes (xlbd), 0: off */
 };
 
 struct xlb_state {
