@@ -216,14 +216,21 @@ sc_result $rc "9: host undrain on lb3: the router has its next hop again ($undra
 
 flow_map >"$work/m0"
 sc_hold_phase e lose
-t0=$(now_ms)
+edge_watch_nexthops "$VIP4" "$no2" "$work/rerouted" &
+wpid=$!
 edge_host_lose lb2 >"$work/lose.log" 2>&1
 rc=$?
-reroute_ms=$(nexthops_time "$t0" "$no2") || rc=1
+wait $wpid || rc=1
+if [[ -s $work/rerouted ]]; then
+	reroute_ms=$(($(cat "$work/rerouted") - $(cat "$TOPO_DIR/lost-at")))
+else
+	reroute_ms="never (next hops $(edge_nexthops "$VIP4"))"
+	rc=1
+fi
 sleep 3
 flow_map >"$work/m1"
 mv=$(moved "$work/m0" "$work/m1")
-echo "# edge: 2 host lost: lb2 link down + bird, xlbd killed -> router rerouted in $reroute_ms ms (BFD 50 ms x 3); $mv"
+echo "# edge: 2 host lost: lb2 link down + bird, xlbd killed -> router rerouted in $reroute_ms ms (BFD 100 ms x 3); $mv"
 sc_result $rc "2: lb2 lost under $HOLD held connections: the router rerouted in $reroute_ms ms" \
 	"$(cat "$work/lose.log")" "$mv" "$(sc_hold_open e)"
 

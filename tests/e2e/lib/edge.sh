@@ -16,7 +16,7 @@
 #                                          ├─ etcd 10.200.0.40
 #                                          └─ b1.. 10.200.0.21.. (DSR)
 #
-# - rt: bird2 with a BGP session (and BFD, 50 ms x 3) to every LB host,
+# - rt: bird2 with a BGP session (and BFD, 100 ms x 3) to every LB host,
 #   `merge paths on`, fib_multipath_hash_policy=1: one route per VIP
 #   address with a next hop per LB host that announces it, flows spread by
 #   their 4-tuple.  It forwards between the two segments.
@@ -33,6 +33,8 @@
 #   edge_birdc HOST ARGS...     birdc of HOST's bird (rt or an LB host)
 #   edge_nexthops ADDR          the router's next hops toward ADDR, sorted
 #   edge_wait_nexthops ADDR N   until the router has N next hops (10 s)
+#   edge_watch_nexthops ADDR WANT FILE   (background) when the next hops
+#                               became WANT, ms, into FILE
 #   edge_host_lose HOST         link down, bird and xlbd killed (-9), data
 #                               path removed: the host is gone
 #   edge_host_return HOST       link up, fresh data path (empty connection
@@ -124,6 +126,8 @@ edge_router_conf() {
 	local h
 
 	cat <<-EOF
+		log stderr all;
+		debug protocols { states };	# sessions up and down, in the log
 		router id $ROUTER_IP4;
 		protocol device { }
 		protocol kernel {
@@ -132,8 +136,8 @@ edge_router_conf() {
 		}
 		protocol bfd {
 			interface "eth0" {
-				min rx interval 50 ms;
-				min tx interval 50 ms;
+				min rx interval 100 ms;
+				min tx interval 100 ms;
 				multiplier 3;
 			};
 		}
@@ -158,6 +162,7 @@ edge_lb_conf() {
 	local h=$1 n
 
 	n=${EDGE_ADDR[$h]##*.}
+	echo "log stderr all;"		# into TOPO_DIR/bird-HOST.log
 	sed -e "s/^define HOST_ADDR = .*/define HOST_ADDR = ${EDGE_ADDR[$h]};/" \
 	    -e "s/^define ROUTER_ADDR = .*/define ROUTER_ADDR = $ROUTER_IP4;/" \
 	    -e "s/^define XLB_TABLE = .*/define XLB_TABLE = $EDGE_TABLE;/" \
@@ -303,6 +308,23 @@ edge_wait_nexthops() {
 	return 1
 }
 
+# edge_watch_nexthops ADDR WANT FILE: in the background, the time (ms)
+# at which the router's next hops toward ADDR become WANT (edge_nexthops'
+# form) goes to FILE; gives up after 20 s.  Start it before the change.
+edge_watch_nexthops() {
+	local addr=$1 want=$2 file=$3 i
+
+	rm -f "$file"
+	for ((i = 0; i < 4000; i++)); do
+		if [[ $(edge_nexthops "$addr") == "$want" ]]; then
+			echo $(($(date +%s%N) / 1000000)) >"$file"
+			return 0
+		fi
+		sleep 0.005
+	done
+	return 1
+}
+
 # The LB host whose address is ADDR.
 edge_host_of() {
 	local h
@@ -332,13 +354,15 @@ edge_flow_hosts() {
 }
 
 # edge_host_lose HOST: the host goes away as a crash would: its link down
-# first (nothing it sends reaches the router: BFD must notice), then its
-# bird and xlbd killed, then its data path removed.
+# first (nothing it sends reaches the router: BFD must notice; the time,
+# in ms, goes to $TOPO_DIR/lost-at), then its bird and xlbd killed, then
+# its data path removed.
 edge_host_lose() {
 	local h=$1 ns
 
 	ns=$(topo_ns "$h")
 	in_ns "$h" ip link set eth0 down || return 1
+	echo $(($(date +%s%N) / 1000000)) >"$TOPO_DIR/lost-at"
 	kill -KILL "${EDGE_BIRD_PID[$h]}" "${EDGE_XLBD_PID[$h]}" 2>/dev/null
 	wait "${EDGE_BIRD_PID[$h]}" "${EDGE_XLBD_PID[$h]}" 2>/dev/null
 	timeout 10 nsenter --net="/var/run/netns/$ns" -- "$XLB_BIN/xlbd" \
