@@ -22,7 +22,10 @@
 #      connections went unanswered); 0 broken: the other hosts pick the
 #      flows up mid-stream and send them to the same backends;
 #   3. lb2 returns with an empty connection table (a fresh data path):
-#      the router adds its next hop back, flows move to it, 0 broken.
+#      the router adds its next hop back, flows move to it, 0 broken;
+#   and xlbd on lb3 killed (-9) and restarted: its route stays, the
+#      router keeps the next hop, the data path forwards, the new xlbd
+#      adopts the route without a change, 0 broken.
 #
 # Figures: "# edge: ..." lines.  Prints TAP.
 set -u
@@ -255,6 +258,28 @@ echo "# edge: 3 host returns: lb2 with $ct connection entries -> next hop back i
 sc_result $rc "3: lb2 returns with an empty connection table ($ct entries): its next hop is back ($return_ms ms), flows move to it" \
 	"$(cat "$work/ret.log" "$work/conv")" "$mv"
 
+# --- xlbd killed and restarted: the routes and forwarding stay -------------
+
+sc_hold_phase e restart
+kill -KILL "${EDGE_XLBD_PID[lb3]}" 2>/dev/null
+wait "${EDGE_XLBD_PID[lb3]}" 2>/dev/null
+sleep 2
+hops=$(edge_nexthops "$VIP4")
+rc=0
+[[ $hops == "$all3" ]] || rc=1
+edge_xlbd_start lb3 >"$work/restart.log" 2>&1 || rc=1
+out=$(xlbctl_on lb3 -j host show 2>&1)
+"$TAP_PYTHON" -c '
+import json, sys
+a = json.loads(sys.argv[1])
+sys.exit(0 if a["state"] == "announcing" and a["announced"] == 1 and
+         a["announcements"] == 0 and a["withdrawals"] == 0 else 1)' "$out" || rc=1
+sleep 1
+[[ $(edge_nexthops "$VIP4") == "$all3" ]] || rc=1
+echo "# edge: xlbd on lb3 killed (-9) and restarted: next hops $hops kept; the new xlbd adopted the route"
+sc_result $rc "xlbd on lb3 killed (-9): its route stays, the router keeps its next hop, the next xlbd adopts it without a change" \
+	"$hops" "$out" "$(cat "$work/restart.log")"
+
 # --- broken connections per phase (the hold's result) ----------------------
 
 sc_hold_stop e >"$work/stop.log" 2>&1
@@ -263,13 +288,16 @@ read -r b_drain w_drain < <(phase_figures drain)
 read -r b_undrain w_undrain < <(phase_figures undrain)
 read -r b_lose w_lose < <(phase_figures lose)
 read -r b_ret w_ret < <(phase_figures return)
-echo "# edge: broken held connections: drain $b_drain undrain $b_undrain lose $b_lose return $b_ret; longest wait for an answer: drain $w_drain ms undrain $w_undrain ms lose $w_lose ms return $w_ret ms"
+read -r b_rst w_rst < <(phase_figures restart)
+echo "# edge: broken held connections: drain $b_drain undrain $b_undrain lose $b_lose return $b_ret restart $b_rst; longest wait for an answer: drain $w_drain ms undrain $w_undrain ms lose $w_lose ms return $w_ret ms restart $w_rst ms"
 [[ $b_drain == 0 && $b_undrain == 0 ]]
 sc_result $? "9: drain and undrain of lb3: 0 broken of $HOLD held connections (drain $b_drain, undrain $b_undrain)"
 [[ $b_lose == 0 ]]
 sc_result $? "2: lb2 lost: 0 broken of $HOLD held connections ($b_lose); they answered again within $w_lose ms"
 [[ $b_ret == 0 ]]
 sc_result $? "3: lb2 returned: 0 broken of $HOLD held connections ($b_ret)"
+[[ $b_rst == 0 ]]
+sc_result $? "xlbd on lb3 killed and restarted: 0 broken of $HOLD held connections ($b_rst)"
 "$TAP_PYTHON" -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -277,7 +305,7 @@ sys.exit(0 if j["broken"] == 0 and j["established"] == int(sys.argv[2]) else 1)'
 	"$TOPO_DIR/hold-e.json" "$HOLD"
 sc_result $? "every one of the $HOLD held connections lived through drain, loss and return" \
 	"$(sc_hold_summary e)"
-echo "# edge: figures: reroute $reroute_ms ms, failover (held connections answering again) $w_lose ms, broken $((b_drain + b_undrain + b_lose + b_ret))"
+echo "# edge: figures: reroute $reroute_ms ms, failover (held connections answering again) $w_lose ms, broken $((b_drain + b_undrain + b_lose + b_ret + b_rst))"
 
 topo_down >/dev/null 2>&1
 left=$(ip netns list | grep -c "^$TOPO_PREFIX")

@@ -148,7 +148,7 @@ edge_router_conf() {
 			keepalive time 3;
 			connect retry time 2;
 			connect delay time 1;
-			error wait time 1, 10;
+			error wait time 1, 3;
 			ipv4 { import all; export none; };
 		}
 	EOF
