@@ -10,7 +10,8 @@
 #
 #   1. spread: 3000 connections from two clients: every one completes,
 #      every LB host carries a share (its own counters), all hosts run the
-#      same revision with the same fingerprints;
+#      same revision with the same fingerprints; 1500 more to an IPv6 VIP
+#      (announced over the same BGP sessions), the same;
 #   9. drain: `xlbctl host drain` on lb3 under 600 held connections: the
 #      router drops lb3's next hop and stops sending to it (lb3's counters
 #      stand still), the connections go on through the others, 0 broken;
@@ -37,6 +38,7 @@ cd "$(dirname "$0")/../.." || exit 1
 CONNS=${E2E_EDGE_CONNS:-1500}	# per client, two clients
 HOLD=${E2E_EDGE_HOLD:-600}
 V=$VIP4:80/tcp
+V6=[$VIP6]:80/tcp
 
 command -v etcd >/dev/null || tap_bail "etcd is missing; run 'make deps'"
 command -v bird >/dev/null || tap_bail "bird2 is missing; run 'make deps'"
@@ -56,12 +58,25 @@ for i in 0 1 2; do
 	out+=$(xlbctl_on "${HOSTS[i]}" backend add "$V" "${BACKEND_IP4[i]}" \
 		name "${BACKENDS[i]}" 2>&1) || rc=1
 done
+# the same over IPv6 (bird carries it on the same sessions, next hop the
+# host's IPv6 address)
+out+=$(xlbctl_on lb3 vip add "$V6" encap gue 2>&1) || rc=1
+for i in 0 1 2; do
+	out+=$(xlbctl_on lb backend add "$V6" "${BACKEND_IP6[i]}" \
+		name "${BACKENDS[i]}" 2>&1) || rc=1
+done
 rev=$(xlbctl_on lb -j cluster status | "$TAP_PYTHON" -c \
 	'import json, sys; print(json.load(sys.stdin)["revision"])')
 cluster_converged "$rev" "${HOSTS[@]}" >"$work/conv" 2>&1 || rc=1
 edge_wait_nexthops "$VIP4" 3 || rc=1
 hops=$(edge_nexthops "$VIP4")
-sc_result $rc "a VIP with three backends through etcd: revision $rev on every host, the router has one next hop per LB host ($hops)" \
+for ((i = 0; i < 1000; i++)); do
+	hops6=$(ip -n "$NS_RT" -6 route show "$VIP6/128" | grep -c 'nexthop via')
+	[[ $hops6 -eq 3 ]] && break
+	sleep 0.01
+done
+[[ $hops6 -eq 3 ]] || rc=1
+sc_result $rc "an IPv4 and an IPv6 VIP with three backends through etcd: revision $rev on every host, the router has one next hop per LB host ($hops; IPv6: $hops6)" \
 	"$out" "$(cat "$work/conv")" "$(edge_birdc rt show route 2>&1 | tail -8)"
 [[ $rc -eq 0 ]] || tap_bail "no announced VIP"
 
@@ -70,18 +85,18 @@ for h in "${HOSTS[@]}"; do
 	"$TAP_PYTHON" -c '
 import json, sys
 a = json.loads(sys.argv[1])
-sys.exit(0 if a["state"] == "announcing" and a["announced"] == 1 and
+sys.exit(0 if a["state"] == "announcing" and a["announced"] == 2 and
          a["table"] == int(sys.argv[2]) else 1)' "$out" "$EDGE_TABLE"
-	sc_result $? "$h: host show says announcing 1 VIP address in table $EDGE_TABLE" "$out"
+	sc_result $? "$h: host show says announcing 2 VIP addresses in table $EDGE_TABLE" "$out"
 done
 
 # new_flows and packets of V on each host, "HOST FLOWS PACKETS" lines
-host_counters() {
-	local h
+host_counters() {	# [VIP]
+	local h vip=${1:-$V}
 
 	for h in "${HOSTS[@]}"; do
 		[[ -S $(edge_sock "$h") ]] || { echo "$h 0 0"; continue; }
-		xlbctl_on "$h" -j stats "$V" | "$TAP_PYTHON" -c '
+		xlbctl_on "$h" -j stats "$vip" | "$TAP_PYTHON" -c '
 import json, sys
 v = json.load(sys.stdin)["vips"][0]
 print(sys.argv[1], v["new_flows"], v["packets"])' "$h"
@@ -126,6 +141,31 @@ sc_result $rc "1: $((2 * CONNS)) connections through the router: all complete, e
 	"$spread" "$(sc_conns_summary "$work/s1")" "$(sc_conns_summary "$work/s2")"
 cluster_converged "$rev" "${HOSTS[@]}" >"$work/conv" 2>&1
 sc_result $? "1: every LB host runs revision $rev with the same fingerprints" "$(cat "$work/conv")"
+
+host_counters "$V6" >"$work/c0"
+sc_conns c2 "[$VIP6]:80" "$CONNS" "$work/s6"
+r6=$?
+host_counters "$V6" >"$work/c1"
+spread=$("$TAP_PYTHON" - "$work/c0" "$work/c1" "$work/s6" "$CONNS" <<-'EOF'
+	import json, sys
+	a = {l.split()[0]: int(l.split()[1]) for l in open(sys.argv[1])}
+	b = {l.split()[0]: int(l.split()[1]) for l in open(sys.argv[2])}
+	j = json.load(open(sys.argv[3]))
+	d = {h: b[h] - a[h] for h in b}
+	tot = sum(d.values())
+	print("%d completed %d failed; new flows per LB host: %s" % (
+	      j["completed"], j["failed"],
+	      " ".join("%s %d (%.1f%%)" % (h, d[h], 100.0 * d[h] / max(tot, 1))
+	               for h in sorted(d))))
+	sys.exit(0 if j["failed"] == 0 and j["completed"] == int(sys.argv[4]) and
+	         min(d.values()) > 0 else 1)
+EOF
+)
+rc=$?
+[[ $r6 -eq 0 ]] || rc=1
+echo "# edge: 1 spread IPv6: $CONNS connections: $spread"
+sc_result $rc "1: $CONNS connections to the IPv6 VIP: all complete, every LB host carries a share" \
+	"$spread" "$(sc_conns_summary "$work/s6")"
 
 # --- held connections for 9, 2 and 3 ---------------------------------------
 
@@ -272,7 +312,7 @@ out=$(xlbctl_on lb3 -j host show 2>&1)
 "$TAP_PYTHON" -c '
 import json, sys
 a = json.loads(sys.argv[1])
-sys.exit(0 if a["state"] == "announcing" and a["announced"] == 1 and
+sys.exit(0 if a["state"] == "announcing" and a["announced"] == 2 and
          a["announcements"] == 0 and a["withdrawals"] == 0 else 1)' "$out" || rc=1
 sleep 1
 [[ $(edge_nexthops "$VIP4") == "$all3" ]] || rc=1

@@ -134,6 +134,10 @@ edge_router_conf() {
 			ipv4 { import none; export all; };
 			merge paths on;
 		}
+		protocol kernel {
+			ipv6 { import none; export all; };
+			merge paths on;
+		}
 		protocol bfd {
 			interface "eth0" {
 				min rx interval 100 ms;
@@ -150,6 +154,7 @@ edge_router_conf() {
 			connect delay time 1;
 			error wait time 1, 3;
 			ipv4 { import all; export none; };
+			ipv6 { import all; export none; };
 		}
 	EOF
 	for h in "${EDGE_HOSTS[@]}"; do
