@@ -365,7 +365,7 @@ TEST_F(ann, a_route_per_servable_address_only_while_a_link_is_attached)
 	EXPECT_EQ(0, wait_routes(&self->e, "100", "")) TH_LOG("%s", out);
 }
 
-TEST_F(ann, panic_keeps_announcing)
+TEST_F_TIMEOUT(ann, panic_keeps_announcing, 90)
 {
 	/* every backend failing its check: panic keeps them in the table */
 	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP " health tcp interval 100 timeout 50 rise 1 fall 1 panic 50"));
@@ -443,7 +443,7 @@ TEST_F(ann, another_table_or_off_moves_or_withdraws_the_routes)
 	EXPECT_EQ(NULL, strstr(out, "announce")) TH_LOG("%s", out);
 }
 
-TEST_F(ann, bad_tables_are_refused_and_nothing_changes)
+TEST_F_TIMEOUT(ann, bad_tables_are_refused_and_nothing_changes, 90)
 {
 	static const struct {
 		const char *args, *msg;
@@ -501,7 +501,7 @@ TEST_F(ann, bad_tables_are_refused_and_nothing_changes)
 	EXPECT_STREQ(before, out);
 }
 
-TEST_F(ann, kill_and_sigterm_keep_the_routes_and_the_next_xlbd_adopts_them)
+TEST_F_TIMEOUT(ann, kill_and_sigterm_keep_the_routes_and_the_next_xlbd_adopts_them, 90)
 {
 	ASSERT_EQ(0, two_vips(&self->e, true)) TH_LOG("%s", out);
 	ASSERT_EQ(0, ctl(&self->e, "set announce table 100")) TH_LOG("%s", out);
