@@ -73,7 +73,7 @@ LDLIBS_BPF  := $(shell pkg-config --libs libxdp libbpf 2>/dev/null || echo -lxdp
 # HTTP (metrics), netlink (next hops), HTTP client (etcd)
 LDLIBS_XLB  := $(LDLIBS_BPF) -ljson-c -lmicrohttpd -lmnl -lcurl -lpthread -lm
 
-.PHONY: all deps test test-unit test-unit-asan test-bpf fuzz demo bench clean
+.PHONY: all deps test test-unit test-unit-asan test-bpf fuzz demo demo-cluster bench clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -96,9 +96,10 @@ DEPS_test-vm := build unit vm kmod
 DEPS_vmtest := $(DEPS_test-vm)
 DEPS_test   := build unit bpf net daemon e2e vm kmod bench
 DEPS_demo   := build e2e
+DEPS_demo-cluster := build e2e
 DEPS_bench  := build e2e bench
 DEPS_INSTALL := test test-bpf test-net test-daemon test-e2e test-vm vmtest \
-		demo bench
+		demo demo-cluster bench
 DEPS_GOALS  := $(or $(MAKECMDGOALS),all)
 DEPS_GROUPS := $(sort $(foreach g,$(DEPS_GOALS),$(DEPS_$(g))))
 ifneq ($(DEPS_GROUPS),)
@@ -337,6 +338,11 @@ DURATION ?= 60
 
 demo: all
 	@tools/demo.sh $(DURATION)
+
+# Three LB hosts behind a router (bird2, BGP + BFD, ECMP), etcd: one host
+# killed, a backend added through etcd (docs/edge.md).
+demo-cluster: all
+	@tools/demo-cluster.sh $(DURATION)
 
 # The benchmark suite: one report, $(O)/bench/results.json and PNG plots
 # (BENCHMARKS.md says how each figure is measured).  BENCH_FLAGS=--quick

@@ -24,7 +24,7 @@ declare -A GROUP=(
 	[net]="iproute2"
 	[daemon]="iproute2 curl etcd-server etcd-client"
 	[e2e]="iproute2 ethtool socat curl nginx-light wrk python3 xdp-tools
-	       etcd-server etcd-client"
+	       etcd-server etcd-client bird2"
 	[vm]="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
 	      linux-source-6.1 xz-utils"
 	[kmod]="linux-headers-amd64"

@@ -11,6 +11,8 @@ O=${O:-build}
 BENCH=$O/xlb-bench
 root=0
 [[ $(id -u) -eq 0 ]] && root=1
+edge=0	# the cluster part: three LB hosts with bird2 and etcd
+[[ $root -eq 1 ]] && command -v bird >/dev/null && command -v etcd >/dev/null && edge=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -94,7 +96,7 @@ check "the suite --quick runs (exit 0)" '[[ $rc -eq 0 ]] || { sed "s/^/# /" "$tm
 check "results.json parses (python3 -m json.tool)" \
 	'python3 -m json.tool "$tmp/results.json" >/dev/null'
 check "every figure has name, value, unit, baseline, ratio, parameters" \
-	'ROOT=$root python3 -c "
+	'ROOT=$root EDGE=$edge python3 -c "
 import json, os, sys
 res = json.load(open(sys.argv[1]))
 m = res[\"machine\"]
@@ -115,6 +117,8 @@ if os.environ[\"ROOT\"] == \"1\":
     want |= {\"verifier\", \"pkt\", \"pkt_ct1000\", \"pkt_vips\", \"pkt_ct\", \"publish\", \"memory\", \"live\"}
     if os.path.exists(\"'"$O"'/xlbd\"):
         want.add(\"control\")
+    if os.environ[\"EDGE\"] == \"1\":
+        want.add(\"cluster\")
 assert want <= groups, sorted(want - groups)
 parts = {p[\"name\"]: p[\"status\"] for p in res[\"parts\"]}
 assert \"failed\" not in parts.values(), parts

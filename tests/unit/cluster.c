@@ -188,6 +188,8 @@ static const struct {
 	  "line 2 column 9: mtu 99999 is out of range" },
 	{ P "global", "format 1\nset mtu 1400\nset src4 192.0.2.1\n", -EINVAL,
 	  "line 3 column 5: set src4 is a per-host setting" },
+	{ P "global", "format 1\nset announce table 100\n", -EINVAL,
+	  "line 2 column 5: set announce is a per-host setting" },
 	{ P "global", "format 1\nvip add 10.0.0.1:80/tcp\n", -EINVAL,
 	  "line 2 column 1: config/global holds only \"set\" lines" },
 	{ P "global", "format 1\nset mtu 1400\0\n", -EINVAL,
@@ -281,6 +283,8 @@ TEST(per_host_and_cluster_commands)
 	EXPECT_EQ(XLB_SCOPE_HOST, scope_of("link detach eth0", &e));
 	EXPECT_EQ(XLB_SCOPE_HOST, scope_of("set src4 192.0.2.1", &e));
 	EXPECT_EQ(XLB_SCOPE_HOST, scope_of("set src6 2001:db8::7", &e));
+	EXPECT_EQ(XLB_SCOPE_HOST, scope_of("set announce table 100", &e));
+	EXPECT_EQ(XLB_SCOPE_HOST, scope_of("set announce off", &e));
 	EXPECT_EQ(XLB_SCOPE_CLUSTER, scope_of("set key " KEY_HEX, &e));
 	EXPECT_EQ(XLB_SCOPE_CLUSTER, scope_of("set mtu 1400", &e));
 	EXPECT_EQ(XLB_SCOPE_CLUSTER, scope_of("vip add 10.0.0.1:80/tcp", &e));
@@ -297,12 +301,15 @@ TEST(merge_keeps_the_hosts_settings)
 
 	load(_metadata, CONF, &a);
 	load(_metadata, "set src4 192.0.2.99\nlink attach eth1 generic\n"
-	     "link attach eth2\n", &b);
+	     "link attach eth2\nset announce table 100\n", &b);
+	a.global.announce_table = 7;
 	ASSERT_EQ(0, xlb_cluster_shared_of(&a, &shared));
+	EXPECT_EQ(0, shared.global.announce_table);
 	ASSERT_EQ(0, xlb_cluster_merge(&shared, &b, &m));
 	EXPECT_EQ(2, m.n_links);
 	EXPECT_STREQ("eth1", m.links[0].ifname);
 	EXPECT_EQ(b.global.src4, m.global.src4);
+	EXPECT_EQ(100, m.global.announce_table);
 	EXPECT_EQ(1400, m.global.mtu);
 	EXPECT_EQ(a.n_vips, m.n_vips);
 	EXPECT_EQ(a.n_backends, m.n_backends);

@@ -112,6 +112,30 @@ TEST(defaults_of_state_vip_and_backend)
 	xlb_state_free(&s);
 }
 
+TEST(set_announce_table_parses_saves_and_turns_off)
+{
+	struct xlb_err e = { "" };
+	struct xlb_state s;
+	char *t = NULL;
+
+	ASSERT_EQ(0, parse("set announce table 100\n", &s, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(100, s.global.announce_table);
+	ASSERT_EQ(0, xlb_config_save(&s, &t));
+	EXPECT_STREQ("set announce table 100\n", t);
+	free(t);
+	xlb_state_free(&s);
+	ASSERT_EQ(0, parse("set announce table 4294967295\nset announce table 1\n",
+			   &s, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(1, s.global.announce_table);
+	xlb_state_free(&s);
+	ASSERT_EQ(0, parse("set announce table 256\nset announce off\n", &s, &e));
+	EXPECT_EQ(0, s.global.announce_table);
+	ASSERT_EQ(0, xlb_config_save(&s, &t));
+	EXPECT_EQ(NULL, strstr(t, "announce"));
+	free(t);
+	xlb_state_free(&s);
+}
+
 TEST(set_lines_set_globals)
 {
 	static const char text[] =
@@ -436,6 +460,18 @@ static const struct bad_case bad_lines[] = {
 	{ "vip", "vip needs a verb: add, set or del" },
 	{ "set", "set needs a setting: key, src4, src6, gue-port, mtu, ttl, udp-idle, new-flow-rate" },
 	{ "set colour red", "unknown setting \"colour\"" },
+	{ "set announce", "set announce needs a value: table 1..4294967295" },
+	{ "set announce table", "set announce table needs a routing table number" },
+	{ "set announce table 0", "announce table 0 is no routing table" },
+	{ "set announce table 253", "announce table 253 is the kernel's default table" },
+	{ "set announce table 254", "announce table 254 is the kernel's main table" },
+	{ "set announce table 255", "announce table 255 is the kernel's local table" },
+	{ "set announce table 4294967296", "announce table 4294967296 is out of range; use 1..4294967295" },
+	{ "set announce table 0x10", "announce table \"0x10\" is not a number" },
+	{ "set announce table -3", "announce table \"-3\" is not a number" },
+	{ "set announce on", "unknown announce value \"on\"; use \"table N\" or \"off\"" },
+	{ "set announce table 7 8", "unexpected \"8\"" },
+	{ "set announce off now", "unexpected \"now\"" },
 	{ "vip add 10.0.0.2:80/tcp colour red", "unknown option \"colour\" for vip add; use algo, table-size" },
 	{ "vip add 10.0.0.2:80/tcp weight 3", "unknown option \"weight\" for vip add" },
 	{ "backend add 10.0.0.1:80/tcp 10.1.0.2 algo ring", "unknown option \"algo\" for backend add; use name, weight, state, health" },

@@ -646,10 +646,14 @@ c1=$(complete_line "xlbctl ")
 c2=$(complete_line "xlbctl -s $SOCK backend drain ")
 c3=$(complete_line "xlbctl -s $SOCK vip set 192.0.2.10:")
 c4=$(complete_line "xlbctl vip add $VIP hash ")
-[[ $(wc -w <<<"$c1") -eq 14 && "$c2" == "$VIP" && "$c3" == "80/tcp" &&
-   "$c4" == $'5tuple\n3tuple\nsrc' ]]
+c5=$(complete_line "xlbctl host ")
+c6=$(complete_line "xlbctl set announce ")
+[[ $(wc -w <<<"$c1") -eq 15 && "$c2" == "$VIP" && "$c3" == "80/tcp" &&
+   "$c4" == $'5tuple\n3tuple\nsrc' && "$c5" == $'drain\nundrain\nshow' &&
+   "$c6" == $'table\noff' ]]
 tap_result $? "bash completion: commands, VIPs from save, keywords" \
-	"commands: $c1" "VIPs: $c2" "after colon: $c3" "hash: $c4"
+	"commands: $c1" "VIPs: $c2" "after colon: $c3" "hash: $c4" \
+	"host: $c5" "set announce: $c6"
 
 # --- the unit ----------------------------------------------------------------------------
 ok=0

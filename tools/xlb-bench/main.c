@@ -14,6 +14,8 @@
  *              kernel reports the maps' memory
  *   control    xlbd: change -> live latency, a large config applied from
  *              scratch, restart until the daemon answers again
+ *   cluster    three LB hosts behind a router: failover, reroute, change
+ *              propagation, agreement (tools/xlb-bench/cluster.sh)
  *
  * With -j every figure is one JSON object with the keys that
  * tools/xlb-bench/suite.sh collects into results.json (name, value, unit,
@@ -67,6 +69,10 @@ static void usage(FILE *f)
 		"  path       forwarded pps through the LB's veth against an XDP_TX-only\n"
 		"             program, and conn/s through a VIP against one backend\n"
 		"             (tools/xlb-bench/path.sh; needs root)\n"
+		"  cluster    three LB hosts behind a bird2 router with etcd: failover\n"
+		"             (host lost -> last held connection answering again),\n"
+		"             reroute, change propagation p50/p99, agreement\n"
+		"             (tools/xlb-bench/cluster.sh; needs root, bird2, etcd)\n"
 		"\n"
 		"options:\n"
 		"  -j, --json       one JSON object per figure\n"
@@ -269,7 +275,9 @@ int main(int argc, char **argv)
 		return bench_control(&o);
 	if (!strcmp(cmd, "path"))
 		return bench_path(&o, argc - optind, argv + optind);
-	fprintf(stderr, "xlb-bench: unknown subcommand \"%s\"; known: tables, pkt, pkt-scale, publish, memory, control, path\n",
+	if (!strcmp(cmd, "cluster"))
+		return bench_cluster(&o, argc - optind, argv + optind);
+	fprintf(stderr, "xlb-bench: unknown subcommand \"%s\"; known: tables, pkt, pkt-scale, publish, memory, control, path, cluster\n",
 		cmd);
 	return 2;
 }

@@ -181,6 +181,7 @@ sections = [
      "publish."),
     ("Change -> live: build + publish (derived)", "live."),
     ("Control plane (xlbd, through its socket)", "control."),
+    ("Cluster: three LB hosts behind a router (BGP + BFD, etcd)", "cluster."),
     ("Memory, as the kernel reports the maps", "memory."),
 ]
 lines = []

@@ -99,6 +99,15 @@ fi
 # topology of tests/e2e/lib/topo.sh): tools/xlb-bench/path.sh
 run_part path root 120 path
 
+# three LB hosts behind a router (tests/e2e/lib/edge.sh): failover,
+# reroute, change propagation, agreement: tools/xlb-bench/cluster.sh
+if command -v bird >/dev/null && command -v etcd >/dev/null; then
+	run_part cluster root 120 cluster
+else
+	echo "cluster skipped 0 needs bird2 and etcd (make deps)" >>"$RAW/parts"
+	echo "bench: cluster: skipped, bird2 or etcd is missing" >&2
+fi
+
 cut -d' ' -f1-3 /proc/loadavg >"$RAW/loadavg.end"
 
 # --- results.json, the report, the plots ------------------------------------

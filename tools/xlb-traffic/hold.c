@@ -18,6 +18,7 @@ struct phase {
 	double t;		/* start, s since the run started */
 	uint64_t sends, replies, broken;
 	uint64_t reasons[R_COUNT];
+	double max_wait;	/* longest a reply of the phase took, s */
 };
 
 struct hold {
@@ -173,6 +174,7 @@ static int hold_report(struct hold *h, double secs)
 			       (unsigned long long)p->sends,
 			       (unsigned long long)p->replies,
 			       (unsigned long long)p->broken);
+			json_num("max_wait_ms", p->max_wait * 1e3, true);
 			print_reasons_json("reasons", p->reasons);
 			printf("}");
 		}
@@ -258,8 +260,13 @@ static void hold_event(struct hold *h, struct cconn *c, int ep, uint32_t ev,
 		}
 	}
 	if (r > 0) {
+		/* the request went out a timeout before its deadline */
+		double wait = now - (c->deadline - h->o->timeout);
+
 		h->replies++;
 		cur_phase(h)->replies++;
+		if (wait > cur_phase(h)->max_wait)
+			cur_phase(h)->max_wait = wait;
 	} else if (r < 0) {
 		hold_broken(h, c, ep);
 	}

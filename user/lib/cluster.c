@@ -64,7 +64,8 @@ void xlb_cluster_vip_key(const char *name, const struct xlb_vip_key *vip,
 int xlb_cluster_op_scope(const struct xlb_op *op, struct xlb_err *err)
 {
 	const uint64_t host_settings = XLB_OPT(XLB_OPT_SRC4) |
-				       XLB_OPT(XLB_OPT_SRC6);
+				       XLB_OPT(XLB_OPT_SRC6) |
+				       XLB_OPT(XLB_OPT_ANNOUNCE);
 	const uint64_t vip_src = XLB_OPT(XLB_OPT_VIP_SRC4) |
 				 XLB_OPT(XLB_OPT_VIP_SRC6);
 
@@ -94,6 +95,7 @@ int xlb_cluster_merge(const struct xlb_state *shared,
 	v.n_links = local->n_links;
 	v.global.src4 = local->global.src4;
 	memcpy(v.global.src6, local->global.src6, sizeof(v.global.src6));
+	v.global.announce_table = local->global.announce_table;
 	return xlb_state_copy(out, &v);
 }
 
@@ -105,6 +107,7 @@ int xlb_cluster_shared_of(const struct xlb_state *s, struct xlb_state *out)
 	v.n_links = 0;
 	v.global.src4 = 0;
 	memset(v.global.src6, 0, sizeof(v.global.src6));
+	v.global.announce_table = 0;
 	return xlb_state_copy(out, &v);
 }
 
@@ -180,6 +183,7 @@ static int encode_global(const struct xlb_state *s, char **value)
 	v.global = s->global;
 	v.global.src4 = 0;
 	memset(v.global.src6, 0, sizeof(v.global.src6));
+	v.global.announce_table = 0;
 	ret = xlb_config_save(&v, &text);
 	return ret ? ret : with_format(text, value);
 }
@@ -281,11 +285,13 @@ static int check_global(const struct xlb_op *op, int *tok,
 	if (op->object != XLB_OBJ_GLOBAL)
 		return xlb_errf(err, EINVAL,
 				"config/global holds only \"set\" lines (key, gue-port, mtu, ttl, udp-idle, new-flow-rate); a VIP goes in config/vips/VIP");
-	if (op->given & (XLB_OPT(XLB_OPT_SRC4) | XLB_OPT(XLB_OPT_SRC6))) {
+	if (op->given & (XLB_OPT(XLB_OPT_SRC4) | XLB_OPT(XLB_OPT_SRC6) |
+			 XLB_OPT(XLB_OPT_ANNOUNCE))) {
 		*tok = 1;
 		return xlb_errf(err, EINVAL, "set %s %s",
 				op->given & XLB_OPT(XLB_OPT_SRC4) ? "src4" :
-				"src6", host_only);
+				op->given & XLB_OPT(XLB_OPT_SRC6) ? "src6" :
+				"announce", host_only);
 	}
 	return 0;
 }
@@ -392,6 +398,7 @@ static void global_reset(struct xlb_state *s)
 	xlb_state_init(&d);
 	d.global.src4 = s->global.src4;
 	memcpy(d.global.src6, s->global.src6, sizeof(d.global.src6));
+	d.global.announce_table = s->global.announce_table;
 	s->global = d.global;
 }
 

@@ -19,8 +19,9 @@
  * requests above --max-request-bytes, 1.5 MiB by default) and lets
  * operators change different VIPs at once without conflict.
  *
- * Per-host settings (links, outer sources: `link`, `set src4`, `set src6`,
- * a VIP's `src`) are never shared: found in a value, they are refused.
+ * Per-host settings (links, outer sources, the announce table: `link`,
+ * `set src4`, `set src6`, `set announce`, a VIP's `src`) are never
+ * shared: found in a value, they are refused.
  */
 #ifndef XLB_CLUSTER_H
 #define XLB_CLUSTER_H

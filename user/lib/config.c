@@ -466,6 +466,7 @@ enum val_type {
 	T_SRC,		/* a VIP's src: either family */
 	T_NAME,
 	T_PATH,
+	T_ANNOUNCE,	/* set announce table N | off */
 };
 
 #define ON_VIP		1
@@ -491,6 +492,7 @@ static const struct opt_def settings[] = {
 	{ "udp-idle", XLB_OPT_UDP_IDLE, 0, T_NUM, 1, 86400, NULL },
 	{ "new-flow-rate", XLB_OPT_NEW_FLOW_RATE, 0, T_NUM, 0, XLB_CT_RATE_MAX,
 	  NULL },
+	{ "announce", XLB_OPT_ANNOUNCE, 0, T_ANNOUNCE, 0, 0, NULL },
 	{ NULL, 0, 0, 0, 0, 0, NULL },
 };
 
@@ -566,6 +568,8 @@ static const char *opt_hint(const struct opt_def *d, char *buf, size_t len)
 		return "1..63 bytes of " NAME_CHARS;
 	case T_PATH:
 		return "a path such as /health";
+	case T_ANNOUNCE:
+		return "table 1..4294967295 (not 253, 254, 255) or off";
 	}
 	return "";
 }
@@ -746,6 +750,8 @@ static int parse_value(const struct opt_def *d, const char *s,
 	case T_PATH:
 		ret = parse_path(s, op_health(op)->http_path, err);
 		return ret ? ret : d->opt;
+	case T_ANNOUNCE:
+		break;		/* parse_announce: more than one token */
 	}
 	if (ret)
 		return ret;
@@ -860,6 +866,50 @@ static int parse_options(struct cursor *c, struct xlb_op *op, uint8_t on,
 	return 0;
 }
 
+/*
+ * set announce table N | set announce off: the routing table in which
+ * xlbd keeps a host route per VIP address it serves (a routing daemon
+ * announces them).  0 is no table; 253, 254 and 255 are the kernel's
+ * default, main and local tables, which other routes share.
+ */
+static int parse_announce(struct cursor *c, struct xlb_op *op,
+			  struct xlb_err *err)
+{
+	const char *tok = next(c);
+	uint32_t v;
+	int ret;
+
+	if (!tok)
+		return xlb_errf(err, EINVAL,
+				"set announce needs a value: table 1..4294967295 (not 253, 254, 255) or off");
+	if (!strcmp(tok, "off")) {
+		op->global.announce_table = 0;
+		return XLB_OPT_ANNOUNCE;
+	}
+	if (strcmp(tok, "table"))
+		return xlb_errf(err, EINVAL,
+				"unknown announce value \"%.40s\"; use \"table N\" or \"off\"",
+				tok);
+	tok = next(c);
+	if (!tok)
+		return xlb_errf(err, EINVAL,
+				"set announce table needs a routing table number, 1..4294967295 (not 253, 254, 255)");
+	ret = xlb_parse_u32(tok, 0, UINT32_MAX, &v);
+	if (ret)
+		return num_error("announce table", tok, ret, 1, UINT32_MAX,
+				 err);
+	if (!v)
+		return xlb_errf(err, ERANGE,
+				"announce table 0 is no routing table; use 1..4294967295 (not 253, 254, 255), or \"set announce off\"");
+	if (v >= 253 && v <= 255)
+		return xlb_errf(err, ERANGE,
+				"announce table %u is the kernel's %s table, shared with other routes; give the VIP routes a table of their own (1..252 or 256..4294967295)",
+				v, v == 253 ? "default" : v == 254 ? "main" :
+				"local");
+	op->global.announce_table = v;
+	return XLB_OPT_ANNOUNCE;
+}
+
 static int parse_set(struct cursor *c, struct xlb_op *op, struct xlb_err *err)
 {
 	const struct opt_def *d;
@@ -877,6 +927,15 @@ static int parse_set(struct cursor *c, struct xlb_op *op, struct xlb_err *err)
 	if (!d)
 		return xlb_errf(err, EINVAL, "unknown setting \"%.40s\"; use %s",
 				tok, opt_list(settings, 0, buf, sizeof(buf)));
+	if (d->type == T_ANNOUNCE) {
+		opt = parse_announce(c, op, err);
+		if (opt < 0)
+			return opt;
+		op->obj_tok = (uint8_t)c->bad;
+		mark_given(c, op, opt, c->bad, d->name, err);
+		return expect_end(c, "set announce table N | set announce off",
+				  err);
+	}
 	tok = next(c);
 	if (!tok)
 		return xlb_errf(err, EINVAL, "set %s needs a value: %s", d->name,
@@ -1409,6 +1468,8 @@ static void save_global(struct sbuf *b, const struct xlb_global_conf *g)
 		sb_printf(b, "set udp-idle %u\n", g->udp_idle_s);
 	if (g->new_flow_rate != XLB_CT_RATE_DEFAULT)
 		sb_printf(b, "set new-flow-rate %u\n", g->new_flow_rate);
+	if (g->announce_table)
+		sb_printf(b, "set announce table %u\n", g->announce_table);
 }
 
 static void save_links(struct sbuf *b, const struct xlb_state *s)

@@ -6,6 +6,7 @@
  *   set key HEX32 | set src4 IPV4 | set src6 IPV6 | set gue-port 1..65535
  *   set mtu 576..9216 | set ttl 1..255 | set udp-idle 1..86400
  *   set new-flow-rate 0..100000000
+ *   set announce table 1..4294967295 | set announce off
  *   link attach IFNAME [native|generic] | link detach IFNAME
  *   vip add|set VIP [algo maglev|ring] [table-size M] [vnodes 1..10000]
  *       [hash 5tuple|3tuple|src] [encap ipip|gue] [stateless|stateful]
@@ -69,6 +70,7 @@ enum xlb_opt {
 	XLB_OPT_TTL,
 	XLB_OPT_UDP_IDLE,
 	XLB_OPT_NEW_FLOW_RATE,
+	XLB_OPT_ANNOUNCE,
 	/* link attach IFNAME MODE: xlb_op.link */
 	XLB_OPT_MODE,
 	/* vip add/set: xlb_op.vip */

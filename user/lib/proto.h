@@ -107,6 +107,15 @@
  *             "etcd": {"endpoints", "up": bool, "since", "error"?},
  *             "refused"?: {"error": "key K (revision R) line L column C:
  *             ...", "at"}}; "status" carries it as "cluster".
+ *  "host.show" {}: result ANNOUNCE = {"table" (0: announce off),
+ *             "protocol", "drained": bool, "state": "off"|"drained"|
+ *             "withdrawn"|"announcing", "reason"?, "announced": n,
+ *             "announcements", "withdrawals", "errors", "last_error"?,
+ *             "addresses": [{"address", "announced": bool, "reason"?}]};
+ *             "status" carries it as "announce".
+ *  "host.drain" {} / "host.undrain" {}: withdraw every VIP route and keep
+ *             forwarding / announce again (kept across restarts); result
+ *             ANNOUNCE.
  *
  * Cluster mode changes "exec" and "restore" of the cluster's shared
  * configuration: they are written to etcd, and the answer (result

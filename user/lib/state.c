@@ -382,7 +382,8 @@ static bool global_equal(const struct xlb_global_conf *a,
 	       !memcmp(a->src6, b->src6, sizeof(a->src6)) &&
 	       a->gue_port == b->gue_port && a->mtu == b->mtu &&
 	       a->ttl == b->ttl && a->udp_idle_s == b->udp_idle_s &&
-	       a->new_flow_rate == b->new_flow_rate;
+	       a->new_flow_rate == b->new_flow_rate &&
+	       a->announce_table == b->announce_table;
 }
 
 bool xlb_state_equal(const struct xlb_state *a, const struct xlb_state *b)
@@ -651,6 +652,7 @@ static void global_merge(struct xlb_global_conf *c, const struct xlb_op *op)
 	TAKE(g, XLB_OPT_TTL, c->ttl, o->ttl);
 	TAKE(g, XLB_OPT_UDP_IDLE, c->udp_idle_s, o->udp_idle_s);
 	TAKE(g, XLB_OPT_NEW_FLOW_RATE, c->new_flow_rate, o->new_flow_rate);
+	TAKE(g, XLB_OPT_ANNOUNCE, c->announce_table, o->announce_table);
 }
 
 static int oom(struct xlb_err *err)

@@ -97,6 +97,8 @@ struct xlb_global_conf {
 	uint32_t udp_idle_s;
 	/* new connection entries a second per CPU; 0: no limit (structs.h) */
 	uint32_t new_flow_rate;
+	uint32_t announce_table;	/* per host: routing table of the VIP
+					 * host routes (xlbd), 0: off */
 };
 
 struct xlb_state {

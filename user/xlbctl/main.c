@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{ "top", cmd_top },
 	{ "status", cmd_status },
 	{ "cluster", cmd_cluster },
+	{ "host", cmd_host },
 	{ "save", cmd_save },
 	{ "restore", cmd_restore },
 	{ "reload", cmd_reload },
@@ -131,7 +132,7 @@ static int dispatch(struct ctl *c, int argc, char **argv)
 			break;
 	if (!cmd->object)
 		return ctl_usage_error(NULL,
-				       "unknown object \"%.40s\"; use set, link, vip, backend, table, explain, stats, top, status, cluster, save, restore, reload or shutdown",
+				       "unknown object \"%.40s\"; use set, link, vip, backend, table, explain, stats, top, status, cluster, host, save, restore, reload or shutdown",
 				       argv[0]);
 	if (help_requested(argc, argv))
 		return help(argc, argv);

@@ -344,6 +344,45 @@ void render_table(FILE *f, json_object *res)
 
 static void cluster_lines(FILE *f, json_object *cl);
 
+/* --- host (announcements) ------------------------------------------------- */
+
+static void announce_line(FILE *f, json_object *a)
+{
+	if (!r_int(a, "table", 0)) {
+		kv(f, "announce", "off (set announce table N)");
+		return;
+	}
+	kv(f, "announce", "%s: %" PRId64 " VIP addresses in table %" PRId64
+	   " (protocol %" PRId64 ")%s%s", r_str(a, "state", "-"),
+	   r_int(a, "announced", 0), r_int(a, "table", 0),
+	   r_int(a, "protocol", 0), r_get(a, "reason") ? ", " : "",
+	   r_str(a, "reason", ""));
+	if (r_get(a, "last_error"))
+		kv(f, "announce error", "%s (%" PRId64 " in all)",
+		   r_str(a, "last_error", "-"), r_int(a, "errors", 0));
+}
+
+void render_host(FILE *f, json_object *res)
+{
+	json_object *addrs = r_arr(res, "addresses"), *o;
+	struct cols *t;
+	size_t i;
+
+	announce_line(f, res);
+	kv(f, "changes", "%" PRId64 " announced, %" PRId64 " withdrawn",
+	   r_int(res, "announcements", 0), r_int(res, "withdrawals", 0));
+	t = cols_new("ADDRESS|ANNOUNCED|NOTE", "lll");
+	for (i = 0; i < r_len(addrs); i++) {
+		o = r_at(addrs, i);
+		cols_row(t);
+		cols_cell(t, "%s", r_str(o, "address", "-"));
+		cols_cell(t, "%s", r_bool(o, "announced", false) ? "yes" : "no");
+		cols_cell(t, "%s", r_str(o, "reason", ""));
+	}
+	cols_print(t, f, "");
+	cols_free(t);
+}
+
 /* --- status --------------------------------------------------------------- */
 
 void render_status(FILE *f, json_object *res)
@@ -368,6 +407,8 @@ void render_status(FILE *f, json_object *res)
 	   "adopted from the previous xlbd" : "created by this xlbd");
 	if (r_get(res, "cluster"))
 		cluster_lines(f, r_get(res, "cluster"));
+	if (r_get(res, "announce"))
+		announce_line(f, r_get(res, "announce"));
 	fputs("links:\n", f);
 	render_links(f, links);
 }

@@ -9,6 +9,8 @@
  *   table show VIP       {"cmd": "table.show", "vip": VIP}
  *   status               {"cmd": "status"}
  *   explain FLOW         {"cmd": "explain", "flow": "PROTO SRC -> DST"}
+ *   host show            {"cmd": "host.show"}
+ *   host drain|undrain   {"cmd": "host.drain"} / {"cmd": "host.undrain"}
  *
  * VIPs and flows are checked here and sent in canonical form.
  */
@@ -166,6 +168,40 @@ int cmd_cluster(struct ctl *c, int argc, char **argv)
 				       "argument 3: unexpected \"%.40s\"; cluster status takes no arguments",
 				       argv[2]);
 	return show(c, ctl_req("cluster.status"), render_cluster);
+}
+
+/* host show | host drain | host undrain: the VIP announcements */
+int cmd_host(struct ctl *c, int argc, char **argv)
+{
+	char topic[64];
+	json_object *res;
+	int ret = arg_misplaced("host", argc, argv);
+
+	if (ret)
+		return ret;
+	if (argc < 2 || (strcmp(argv[1], "show") && strcmp(argv[1], "drain") &&
+			 strcmp(argv[1], "undrain")))
+		return ctl_usage_error("host", argc < 2 ?
+				       "host needs a verb: drain, undrain or show" :
+				       "argument 2: unknown verb \"%.40s\" for host; use drain, undrain or show",
+				       argc < 2 ? "" : argv[1]);
+	snprintf(topic, sizeof(topic), "host %s", argv[1]);
+	if (argc > 2)
+		return ctl_usage_error(topic,
+				       "argument 3: unexpected \"%.40s\"; host %s takes no arguments",
+				       argv[2], argv[1]);
+	if (!strcmp(argv[1], "show"))
+		return show(c, ctl_req("host.show"), render_host);
+	snprintf(topic, sizeof(topic), "host.%s", argv[1]);
+	ret = ctl_call(c, ctl_req(topic), &res, CTL_CHANGE_TIMEOUT_MS);
+	if (ret)
+		return ret;
+	if (c->json)
+		ctl_print_json(res);
+	else
+		render_host(stdout, res);
+	json_object_put(res);
+	return EXIT_OK;
 }
 
 int cmd_explain(struct ctl *c, int argc, char **argv)

@@ -36,6 +36,9 @@ static const struct synopsis synopses[] = {
 	{ "top", NULL, "top [--interval SECONDS] [--count N]" },
 	{ "status", NULL, "status" },
 	{ "cluster", "status", "cluster status" },
+	{ "host", "show", "host show" },
+	{ "host", "drain", "host drain" },
+	{ "host", "undrain", "host undrain" },
 	{ "save", NULL, "save" },
 	{ "restore", NULL, "restore FILE|-" },
 	{ "reload", NULL, "reload" },
@@ -84,7 +87,10 @@ static const struct details details[] = {
 "  new-flow-rate 0..100000000\n"
 "                           new connection entries a second per CPU; above\n"
 "                           it new flows are forwarded but not remembered,\n"
-"                           counted as ct_guard (20000; 0: no limit)\n" },
+"                           counted as ct_guard (20000; 0: no limit)\n"
+"  announce table N|off     this host's routing table (1..4294967295, not\n"
+"                           253-255) for a host route per VIP address it\n"
+"                           serves, for bird2 or FRR to announce (off)\n" },
 	{ "link",
 "Attach the data path to an interface, or detach it.  native runs in the\n"
 "driver (the default); generic is the kernel's generic XDP, slower, for any\n"
@@ -178,6 +184,13 @@ VIP_FORM
 "at the same revision), the backends its checks see down, and which host\n"
 "is behind or silent (its lease ran out).  Also this host's view of etcd\n"
 "and any configuration it refuses.\n" },
+	{ "host",
+"This host's VIP announcements (set announce table N): xlbd keeps a host\n"
+"route per VIP address it can serve in routing table N, for a routing\n"
+"daemon (bird2, FRR) to announce.  show lists every VIP address, announced\n"
+"or why not; drain withdraws them all and keeps forwarding, so routers\n"
+"move new flows away before maintenance (held connections finish); undrain\n"
+"announces them again.  A drain is kept across restarts of xlbd.\n" },
 	{ "save",
 "Print the desired configuration as config text (xlb.conf(5)), canonical:\n"
 "equal states give equal text.  'xlbctl save > FILE' and 'xlbctl restore\n"

@@ -116,6 +116,7 @@ int cmd_table(struct ctl *c, int argc, char **argv);
 int cmd_status(struct ctl *c, int argc, char **argv);
 int cmd_explain(struct ctl *c, int argc, char **argv);
 int cmd_cluster(struct ctl *c, int argc, char **argv);
+int cmd_host(struct ctl *c, int argc, char **argv);
 
 /* watch.c, top.c */
 int cmd_stats(struct ctl *c, int argc, char **argv);
@@ -131,5 +132,6 @@ void render_status(FILE *f, json_object *res);
 void render_explain(FILE *f, json_object *res);
 void render_stats(FILE *f, json_object *res);
 void render_cluster(FILE *f, json_object *res);
+void render_host(FILE *f, json_object *res);
 
 #endif /* XLBCTL_H */

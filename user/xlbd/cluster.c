@@ -1278,10 +1278,10 @@ int xlbd_cluster_restore(struct xlbd *d, const char *text, size_t len,
 			break;
 	if (s.n_links || s.global.src4 || s.global.src6[0] ||
 	    s.global.src6[1] || s.global.src6[2] || s.global.src6[3] ||
-	    i < s.n_vips) {
+	    s.global.announce_table || i < s.n_vips) {
 		xlb_state_free(&s);
 		return xlb_errf(err, EINVAL,
-				"%s: in cluster mode restore replaces the cluster's configuration, which holds no per-host settings (link, set src4, set src6, a VIP's src); give those with xlbctl on each host",
+				"%s: in cluster mode restore replaces the cluster's configuration, which holds no per-host settings (link, set src4, set src6, set announce, a VIP's src); give those with xlbctl on each host",
 				name);
 	}
 	ret = xlb_cluster_encode(&s, cl->name, &kvs, &n);
@@ -1314,7 +1314,7 @@ int xlbd_cluster_local(struct xlbd *d, const struct xlb_state *file,
 	xlb_cluster_kvs_free(kvs, n);
 	if (n)
 		return xlb_errf(err, EINVAL,
-				"%s: in cluster mode this file holds only per-host settings (link, set src4, set src6); VIPs and cluster-wide settings come from etcd",
+				"%s: in cluster mode this file holds only per-host settings (link, set src4, set src6, set announce); VIPs and cluster-wide settings come from etcd",
 				name);
 	return xlb_cluster_merge(&d->cl->shared, file, out) ?
 	       xlb_errf(err, ENOMEM, "out of memory") : 0;

@@ -268,7 +268,7 @@ static int cluster_scope(const struct xlb_op *ops, size_t n,
 				       xlb_errf(err, -sc, "%s", e.msg);
 		if (first >= 0 && sc != first)
 			return xlb_errf(err, EINVAL,
-					"line %zu: these commands mix this host's settings (link, set src4, set src6) with the cluster's configuration; send them apart",
+					"line %zu: these commands mix this host's settings (link, set src4, set src6, set announce) with the cluster's configuration; send them apart",
 					i + 1);
 		first = sc;
 	}
@@ -469,6 +469,9 @@ static const struct {
 	{ "stats", false, { "vip" } },
 	{ "explain", false, { "flow" } },
 	{ "cluster.status", false, { NULL } },
+	{ "host.show", false, { NULL } },
+	{ "host.drain", true, { NULL } },
+	{ "host.undrain", true, { NULL } },
 };
 
 static bool may_change(const struct xlbd *d, const struct xlbd_client *c)
@@ -534,7 +537,7 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 			break;
 	if (k == sizeof(commands) / sizeof(commands[0])) {
 		snprintf(err.msg, sizeof(err.msg),
-			 "unknown command \"%.40s\" (known: exec, restore, reload, save, shutdown, status, link.show, vip.show, backend.show, table.show, stats, explain, cluster.status)",
+			 "unknown command \"%.40s\" (known: exec, restore, reload, save, shutdown, status, link.show, vip.show, backend.show, table.show, stats, explain, cluster.status, host.show, host.drain, host.undrain)",
 			 cmd);
 		answer_error(c->fd, err.msg);
 		goto out;
@@ -614,6 +617,13 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 	} else if (!strcmp(cmd, "explain")) {
 		ret = arg ? xlbd_explain(d, arg, &res, &err) :
 			xlb_errf(&err, EINVAL, "explain needs \"flow\"");
+	} else if (!strcmp(cmd, "host.show")) {
+		res = xlbd_announce_show(d);
+	} else if (!strcmp(cmd, "host.drain") ||
+		   !strcmp(cmd, "host.undrain")) {
+		ret = xlbd_announce_drain(d, !strcmp(cmd, "host.drain"), &err);
+		if (!ret)
+			res = xlbd_announce_show(d);
 	} else if (!strcmp(cmd, "cluster.status")) {
 		if (d->cl)
 			res = xlbd_cluster_show(d);

@@ -571,6 +571,25 @@ static void cleanup(struct xlbd *d)
 		   d->o.instance);
 }
 
+/* xlbd --cleanup: the routes first (routers move away), then the rest. */
+static int cleanup_all(struct xlbd *d)
+{
+	struct xlb_err err = { "" };
+	struct xlb_state s;
+	bool found = false;
+	int ret = 0;
+
+	if (xlbd_load_file(d->state_file, &s, &found, &err)) {
+		log_warn("cannot read %s (%s): VIP routes, if any, are left in place",
+			 d->state_file, err.msg);
+	} else if (found) {
+		ret = xlbd_announce_cleanup(d, s.global.announce_table);
+		xlb_state_free(&s);
+	}
+	cleanup(d);
+	return ret ? 1 : 0;
+}
+
 /*
  * The signals xlbd handles in its loop: HUP reloads, TERM, INT and QUIT
  * stop (forwarding goes on), USR1 and USR2 are logged and ignored.  They
@@ -720,6 +739,7 @@ static int run(struct xlbd *d)
 				pthread_mutex_lock(&d->lock);
 				xlbd_refresh(d);
 				xlbd_cluster_tick(d);
+				xlbd_announce_tick(d);
 				pthread_mutex_unlock(&d->lock);
 				xlbd_control_resume(d);
 				xlbd_control_sweep(d, epfd);
@@ -742,6 +762,8 @@ static int run(struct xlbd *d)
 			xlbd_cluster_publish(d);
 			xlbd_runtime_save(d);
 		}
+		if (d->ann.dirty)
+			xlbd_announce_sync(d);
 		pthread_mutex_unlock(&d->lock);
 	}
 	xlbd_control_close(d);
@@ -778,10 +800,8 @@ int main(int argc, char **argv)
 	}
 	if (instance_lock(&d) < 0)
 		return 1;
-	if (d.o.cleanup) {
-		cleanup(&d);
-		return 0;
-	}
+	if (d.o.cleanup)
+		return cleanup_all(&d);
 	if (xlbd_realize_init(&d)) {
 		log_err("out of memory");
 		return 1;
@@ -834,6 +854,8 @@ int main(int argc, char **argv)
 	d.runtime_dirty = true;		/* written once the loop runs */
 	pthread_mutex_lock(&d.lock);
 	d.ready = true;
+	xlbd_announce_open(&d);
+	xlbd_announce_sync(&d);		/* adopts the routes in the table */
 	pthread_mutex_unlock(&d.lock);
 
 	ret = run(&d);
@@ -841,6 +863,8 @@ int main(int argc, char **argv)
 	xlbd_cluster_stop(&d);
 	xlbd_metrics_stop(&d);
 	if (d.shutdown) {
+		/* routers move the flows away before forwarding stops */
+		xlbd_announce_withdraw(&d);
 		xlbd_detach_all(&d);
 		xlb_dp_close(&d.dp);
 		pins_remove(d.pin_dir);
@@ -852,6 +876,7 @@ int main(int argc, char **argv)
 		xlb_dp_close(&d.dp);
 		log_notice("stopped; the data path keeps forwarding");
 	}
+	xlbd_announce_close(&d);
 	if (d.xprog)
 		xdp_program__close(d.xprog);	/* closes prog_fd too */
 	else if (d.prog_fd >= 0)

@@ -189,6 +189,14 @@ static void render(struct xlbd *d, struct buf *b)
 	     "tables or entries the data path refused");
 	bprintf(b, "xlb_control_publish_errors_total %llu\n",
 		(unsigned long long)d->publish_errors);
+	{
+		char *t;
+
+		xlbd_announce_metrics(d, &t);
+		if (t)
+			bprintf(b, "%s", t);
+		free(t);
+	}
 }
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,

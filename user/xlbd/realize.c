@@ -541,6 +541,7 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 	if (!(d->lenient_links && d->adopted))
 		d->generation++;
 	d->runtime_dirty = true;
+	d->ann.dirty = true;		/* VIPs, tables or links changed */
 	return 0;
 }
 

@@ -106,6 +106,7 @@ json_object *xlbd_show_status(struct xlbd *d)
 	json_object_put(links);
 	if (d->cl)
 		jadd(r, "cluster", xlbd_cluster_status(d));
+	jadd(r, "announce", xlbd_announce_show(d));
 	return r;
 }
 

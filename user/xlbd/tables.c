@@ -376,6 +376,7 @@ void xlbd_reconcile(struct xlbd *d)
 	size_t i, n = 0;
 	bool any = false;
 
+	d->ann.dirty = true;	/* a VIP may have lost or gained its backends */
 	jobs = calloc(d->state.n_vips ? d->state.n_vips : 1, sizeof(*jobs));
 	if (!jobs) {
 		d->dirty = true;

@@ -142,6 +142,25 @@ struct xlbd_prev {
 	uint32_t map_id, in_table;
 };
 
+/*
+ * announce.c: host routes of the VIP addresses in the operator's table
+ * (set announce table N), route protocol XLBD_RTPROT
+ */
+#define XLBD_RTPROT		250
+struct mnl_socket;
+struct xlbd_ann_addr;
+struct xlbd_announce {
+	struct mnl_socket *nl;
+	unsigned int portid, seq;
+	uint32_t table;			/* where our routes are (0: none) */
+	bool drained;			/* xlbctl host drain */
+	bool dirty;			/* sync at the end of this round */
+	struct xlbd_ann_addr *routes;	/* announced, sorted */
+	size_t n_routes;
+	uint64_t announcements, withdrawals, errors;
+	char error[256];		/* the last error */
+};
+
 /* control.c: a client of the control socket */
 struct xlbd_client;
 #define XLBD_CLIENTS_MAX	64
@@ -216,6 +235,7 @@ struct xlbd {
 
 	void *metrics;			/* struct MHD_Daemon */
 	struct xlbd_cluster *cl;	/* cluster mode (cluster.c), or NULL */
+	struct xlbd_announce ann;	/* announce.c */
 
 	int ctl_fd;			/* the control socket, -1: none */
 	struct xlbd_client *clients;	/* XLBD_CLIENTS_MAX of them */
@@ -381,6 +401,22 @@ int xlbd_show_stats(struct xlbd *d, const char *vip, struct json_object **out,
 		    struct xlb_err *err);
 int xlbd_explain(struct xlbd *d, const char *flow, struct json_object **out,
 		 struct xlb_err *err);
+
+/* announce.c (under d->lock) */
+int xlbd_announce_open(struct xlbd *d);
+void xlbd_announce_close(struct xlbd *d);
+/* Routes of the table made what the state and health say. */
+void xlbd_announce_sync(struct xlbd *d);
+void xlbd_announce_tick(struct xlbd *d);
+/* Every route withdrawn (shutdown); -EIO when one could not be. */
+int xlbd_announce_withdraw(struct xlbd *d);
+/* host drain / undrain: recorded in the state directory, then synced. */
+int xlbd_announce_drain(struct xlbd *d, bool drain, struct xlb_err *err);
+/* xlbd --cleanup: withdraw the routes of table (0: nothing). */
+int xlbd_announce_cleanup(struct xlbd *d, uint32_t table);
+struct json_object *xlbd_announce_show(struct xlbd *d);
+/* The announce metrics as text (malloc'd; NULL when out of memory). */
+void xlbd_announce_metrics(struct xlbd *d, char **text);
 
 /* metrics.c */
 int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err);

@@ -7,6 +7,7 @@
 #
 #   . tests/e2e/lib/topo.sh
 #   topo_up [--backends N] [--clients N] [--mtu N] [--no-decap] [--no-check]
+#           [--edge N]     # N LB hosts behind a router (tests/e2e/lib/edge.sh)
 #   topo_serve                     # xlb-traffic serve on every backend
 #   in_ns c1 "$XLB_BIN/xlb-traffic" conns --to "${BACKEND_IP4[0]}:80"
 #   topo_down                      # also runs on exit, Ctrl-C, TERM, HUP
@@ -87,6 +88,7 @@ TOPO_GUE_PORT=6080
 TOPO_PREFIX=
 TOPO_DIR=
 TOPO_UP=0
+TOPO_EDGE=0
 TOPO_PIDS=()
 TOPO_AT_DOWN=()
 XLBD_PID=
@@ -265,12 +267,12 @@ topo_host_sysctls() {
 topo_usage() {
 	cat >&2 <<-EOF
 		usage: topo_up [--backends 1..9] [--clients 1..9] [--mtu 1280..9000]
-		               [--no-decap] [--no-check]
+		               [--no-decap] [--no-check] [--edge 2..7]
 	EOF
 }
 
 topo_up() {
-	local nb=4 nc=2 mtu=1500 decap=1 check=1 i
+	local nb=4 nc=2 mtu=1500 decap=1 check=1 i edge=0
 
 	while [[ $# -gt 0 ]]; do
 		case "$1" in
@@ -279,12 +281,13 @@ topo_up() {
 		--mtu) mtu=$2; shift ;;
 		--no-decap) decap=0 ;;
 		--no-check) check=0 ;;
+		--edge) edge=$2; shift ;;
 		*) topo_err "unknown option '$1'"; topo_usage; return 2 ;;
 		esac
 		shift
 	done
-	if ! [[ $nb =~ ^[1-9]$ && $nc =~ ^[1-9]$ && $mtu =~ ^[0-9]+$ ]] ||
-		((mtu < 1280 || mtu > 9000)); then
+	if ! [[ $nb =~ ^[1-9]$ && $nc =~ ^[1-9]$ && $mtu =~ ^[0-9]+$ &&
+		$edge =~ ^[02-7]$ ]] || ((mtu < 1280 || mtu > 9000)); then
 		topo_err "bad option value"; topo_usage; return 2
 	fi
 	if [[ $(id -u) -ne 0 ]]; then
@@ -315,11 +318,16 @@ topo_up() {
 
 	NS_SW=${TOPO_PREFIX}sw
 	NS_LB=${TOPO_PREFIX}lb
+	TOPO_EDGE=$edge
 	CLIENTS=() BACKENDS=() NS_CLIENTS=() NS_BACKENDS=()
 	CLIENT_IP4=() CLIENT_IP6=() BACKEND_IP4=() BACKEND_IP6=()
 	for ((i = 1; i <= nc; i++)); do
 		CLIENTS+=("c$i") NS_CLIENTS+=("${TOPO_PREFIX}c$i")
-		CLIENT_IP4+=("$TOPO_NET4.1$i") CLIENT_IP6+=("${TOPO_NET6}:1$i")
+		if ((edge)); then	# behind the router
+			CLIENT_IP4+=("$EDGE_NET4.1$i") CLIENT_IP6+=("${EDGE_NET6}:1$i")
+		else
+			CLIENT_IP4+=("$TOPO_NET4.1$i") CLIENT_IP6+=("${TOPO_NET6}:1$i")
+		fi
 	done
 	for ((i = 1; i <= nb; i++)); do
 		BACKENDS+=("b$i") NS_BACKENDS+=("${TOPO_PREFIX}b$i")
@@ -333,6 +341,11 @@ topo_up() {
 	fi
 	if [[ $check -eq 1 ]] && ! topo_check; then
 		topo_err "the topology does not pass traffic; tearing down"
+		topo_down
+		return 1
+	fi
+	if ((edge)) && ! edge_start "$edge"; then
+		topo_err "the edge (router, LB hosts, etcd, bird2) did not come up; tearing down"
 		topo_down
 		return 1
 	fi
@@ -369,8 +382,15 @@ topo_build() {
 	in_ns lb sysctl -qw net.ipv4.ip_forward=1 \
 		net.ipv6.conf.all.forwarding=1 || return 1
 
+	if ((TOPO_EDGE)); then
+		edge_build_router && edge_route_back lb || return 1
+	fi
 	for ((i = 0; i < ${#CLIENTS[@]}; i++)); do
 		host=${CLIENTS[i]}
+		if ((TOPO_EDGE)); then
+			edge_build_client "$i" || return 1
+			continue
+		fi
 		# clients keep 1500 whatever the underlay: the LB's "too big"
 		# answers and PMTU discovery handle the difference
 		topo_link "$host" "02:00:0a:c8:00:$(printf %02x $((11 + i)))" \
@@ -399,6 +419,9 @@ topo_build() {
 			ip addr add $VIP6/128 dev lo
 			ip -6 route add local $VIP6_NET dev lo
 		" || return 1
+		if ((TOPO_EDGE)); then
+			edge_route_back "$host" || return 1
+		fi
 		if [[ $decap -eq 1 ]]; then
 			in_ns "$host" ip link set dev eth0 xdpdrv \
 				obj "$XLB_BIN/xlb_decap.bpf.o" sec xdp || return 1
@@ -627,6 +650,9 @@ topo_add_lb() {
 			"${TOPO_NET6}:$n" "${mtu:-1500}" &&
 		in_ns "$name" sysctl -qw net.ipv4.ip_forward=1 \
 			net.ipv6.conf.all.forwarding=1 || return 1
+	if ((TOPO_EDGE)); then
+		edge_route_back "$name" || return 1
+	fi
 	for host in "${CLIENTS[@]}" "${BACKENDS[@]}"; do
 		if ! topo_ping "$host" "$TOPO_NET4.$n" ||
 		   ! topo_ping "$host" "${TOPO_NET6}:$n"; then
@@ -711,10 +737,13 @@ topo_down() {
 			rm -rf "$TOPO_DIR"
 		fi
 	fi
-	TOPO_PIDS=() TOPO_AT_DOWN=() XLBD_PID='' XLBD_INSTANCE=''
+	TOPO_PIDS=() TOPO_AT_DOWN=() XLBD_PID='' XLBD_INSTANCE='' TOPO_EDGE=0
 	return $rc
 }
 
 # etcd in a namespace of its own, for the cluster mode (topo_etcd_up ...)
 # shellcheck source=tests/e2e/lib/etcd.sh
 . "$XLB_ROOT/tests/e2e/lib/etcd.sh"
+# a router and LB hosts with bird2 in front of them (topo_up --edge N)
+# shellcheck source=tests/e2e/lib/edge.sh
+. "$XLB_ROOT/tests/e2e/lib/edge.sh"

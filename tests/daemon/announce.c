@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xlbd's VIP announcements (user/xlbd/announce.c, docs/edge.md): a real
+ * daemon in a network namespace of the test's own, driven with the real
+ * CLI; the routes are read back with `ip route show table N proto 250`,
+ * as bird2 or FRR would learn them.
+ *
+ * Needs root.  Each case gets a fresh namespace, instance, socket and state
+ * folder, and its teardown kills the daemon, runs `xlbd --cleanup` and
+ * deletes the namespace, also when the case fails.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "kselftest_harness.h"
+
+#include "mono.h"
+
+#define KEY_HEX		"000102030405060708090a0b0c0d0e0f"
+#define VIP		"10.100.0.1:80/tcp"
+#define LB_ADDR		"10.77.0.1"
+#define BE_NET		"10.77.0."
+
+static char out[1 << 20];
+
+/* Run a shell command; its stdout in out[], its exit status returned. */
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	FILE *p;
+	size_t n;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+struct env {
+	char ns[32];
+	char inst[32];
+	char dir[64];
+	char sock[96];
+	char pins[128];
+	pid_t pid;
+};
+
+static int ctl(struct env *e, const char *fmt, ...)
+{
+	char args[3000];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	return sh("build/xlbctl -s %s %s 2>&1", e->sock, args);
+}
+
+/* xlbctl -j ... parsed; NULL on failure.  Caller puts it. */
+static json_object *ctl_json(struct env *e, const char *fmt, ...)
+{
+	char args[3000];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	if (sh("build/xlbctl -s %s -j %s", e->sock, args))
+		return NULL;
+	return json_tokener_parse(out);
+}
+
+static const char *jget_str(json_object *o, const char *path)
+{
+	json_object *v = o;
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (tok = strtok_r(buf, ".", &save); tok && v;
+	     tok = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(v, json_type_array))
+			v = json_object_array_get_idx(v, atoi(tok));
+		else if (!json_object_object_get_ex(v, tok, &v))
+			v = NULL;
+	}
+	return v ? json_object_get_string(v) : NULL;
+}
+
+
+static int daemon_start(struct env *e, const char *extra)
+{
+	char nsp[96], log[128];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int i;
+
+	snprintf(nsp, sizeof(nsp), "/var/run/netns/%s", e->ns);
+	snprintf(log, sizeof(log), "%s/xlbd.log", e->dir);
+	e->pid = fork();
+	if (!e->pid) {
+		int fd = open(nsp, O_RDONLY), lf;
+		char cmd[1024];
+
+		if (fd < 0 || setns(fd, CLONE_NEWNET))
+			_exit(127);
+		lf = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		dup2(lf, 2);
+		snprintf(cmd, sizeof(cmd),
+			 "exec build/xlbd --instance %s --socket %s --state-dir %s %s",
+			 e->inst, e->sock, e->dir, extra ? extra : "");
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", e->sock);
+	for (i = 0; i < 100; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		int ok = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+
+		close(fd);
+		if (ok)
+			return 0;
+		if (waitpid(e->pid, NULL, WNOHANG) == e->pid) {
+			e->pid = 0;
+			return -1;
+		}
+		usleep(50000);
+	}
+	return -1;
+}
+
+/* Stop the daemon with sig; its wait status, or -1 if none ran. */
+static int daemon_stop(struct env *e, int sig)
+{
+	int st = -1;
+
+	if (e->pid > 0) {
+		kill(e->pid, sig);
+		waitpid(e->pid, &st, 0);
+	}
+	e->pid = 0;
+	return st;
+}
+
+static void env_up(struct env *e)
+{
+	snprintf(e->ns, sizeof(e->ns), "xa%d", getpid());
+	snprintf(e->inst, sizeof(e->inst), "a%d", getpid());
+	snprintf(e->dir, sizeof(e->dir), "/tmp/xlbd-announce-%d", getpid());
+	snprintf(e->sock, sizeof(e->sock), "%s/s.sock", e->dir);
+	snprintf(e->pins, sizeof(e->pins), "/sys/fs/bpf/xlb/%s", e->inst);
+	sh("rm -rf %s; mkdir -p %s", e->dir, e->dir);
+	sh("ip netns del %s 2>/dev/null; ip netns add %s && "
+	   "ip -n %s link set lo up && "
+	   "ip -n %s link add xdA type veth peer name xdB && "
+	   "ip -n %s addr add " LB_ADDR "/24 dev xdA && "
+	   "ip -n %s link set xdA up && ip -n %s link set xdB up && "
+	   "for i in 2 3 4 5 6; do ip -n %s addr add " BE_NET "$i/32 dev xdB; done",
+	   e->ns, e->ns, e->ns, e->ns, e->ns, e->ns, e->ns, e->ns);
+}
+
+static void env_down(struct env *e)
+{
+	daemon_stop(e, SIGKILL);
+	sh("nsenter --net=/var/run/netns/%s build/xlbd --instance %s --state-dir %s --cleanup 2>/dev/null; "
+	   "ip netns del %s 2>/dev/null; rm -rf %s",
+	   e->ns, e->inst, e->dir, e->ns, e->dir);
+}
+
+static int raw_connect(struct env *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", e->sock);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Send msg (len bytes), read one answer line into buf; -1 if none. */
+static int raw_call(struct env *e, const char *msg, size_t len, char *buf,
+		    size_t cap, int timeout_ms)
+{
+	int fd = raw_connect(e);
+	size_t got = 0;
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	while (len) {
+		w = send(fd, msg, len, MSG_NOSIGNAL);
+		if (w <= 0)
+			break;
+		msg += w;
+		len -= (size_t)w;
+	}
+	while (got < cap - 1) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t r;
+
+		if (poll(&p, 1, timeout_ms) <= 0)
+			break;
+		r = recv(fd, buf + got, cap - 1 - got, 0);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (buf[got - 1] == '\n')
+			break;
+	}
+	buf[got] = 0;
+	close(fd);
+	return got ? 0 : -1;
+}
+
+#define VIP6		"[fd00:100::1]:80/tcp"
+#define PROTO		"250"
+
+/* The VIP routes of table (v4 and v6), one "ADDR" per line, sorted. */
+static const char *routes(struct env *e, const char *table)
+{
+	sh("{ ip -n %s -4 route show table %s proto " PROTO " 2>/dev/null; "
+	   "ip -n %s -6 route show table %s proto " PROTO " 2>/dev/null; } "
+	   "| awk '{ print $1 }' | sort | tr '\\n' ' '",
+	   e->ns, table, e->ns, table);
+	return out;
+}
+
+/* Until table holds exactly want (the sync runs at once; 5 s bound). */
+static int wait_routes(struct env *e, const char *table, const char *want)
+{
+	int i;
+
+	for (i = 0; i < 250; i++) {
+		if (!strcmp(routes(e, table), want))
+			return 0;
+		usleep(20000);
+	}
+	return -1;
+}
+
+/* xlbctl host show's field, as a string (in out2). */
+static char out2[4096];
+
+static const char *host_field(struct env *e, const char *path)
+{
+	json_object *j = ctl_json(e, "host show");
+	const char *s = j ? jget_str(j, path) : NULL;
+
+	snprintf(out2, sizeof(out2), "%s", s ? s : "(none)");
+	json_object_put(j);
+	return out2;
+}
+
+#define BOTH	"10.100.0.1 fd00:100::1 "
+
+/* Two VIPs (one per family), one backend each, the data path on xdA. */
+static int two_vips(struct env *e, bool attach)
+{
+	int ret = ctl(e, "vip add " VIP);
+
+	if (!ret)
+		ret = ctl(e, "vip add " VIP6);
+	if (!ret)
+		ret = ctl(e, "backend add " VIP " " BE_NET "2");
+	if (!ret)
+		ret = ctl(e, "backend add " VIP6 " " BE_NET "2");
+	if (!ret && attach)
+		ret = ctl(e, "link attach xdA");
+	return ret;
+}
+
+FIXTURE(ann) {
+	struct env e;
+};
+
+FIXTURE_SETUP(ann)
+{
+	if (getuid())
+		SKIP(return, "needs root");
+	env_up(&self->e);
+	ASSERT_EQ(0, daemon_start(&self->e, NULL)) {
+		sh("cat %s/xlbd.log", self->e.dir);
+		TH_LOG("xlbd did not start: %s", out);
+	}
+	ASSERT_EQ(0, ctl(&self->e, "set key " KEY_HEX)) TH_LOG("%s", out);
+}
+
+FIXTURE_TEARDOWN(ann)
+{
+	env_down(&self->e);
+}
+
+TEST_F(ann, off_by_default_and_nothing_without_a_table)
+{
+	ASSERT_EQ(0, two_vips(&self->e, true)) TH_LOG("%s", out);
+	EXPECT_STREQ("off", host_field(&self->e, "state"));
+	EXPECT_STREQ("0", host_field(&self->e, "table"));
+	sh("ip -n %s route show table all proto " PROTO "; "
+	   "ip -n %s -6 route show table all proto " PROTO, self->e.ns,
+	   self->e.ns);
+	EXPECT_STREQ("", out);
+}
+
+TEST_F(ann, a_route_per_servable_address_only_while_a_link_is_attached)
+{
+	ASSERT_EQ(0, two_vips(&self->e, false)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "set announce table 100")) TH_LOG("%s", out);
+	/* no link yet: nothing, and host show says why */
+	EXPECT_EQ(0, wait_routes(&self->e, "100", "")) TH_LOG("%s", out);
+	EXPECT_STREQ("withdrawn", host_field(&self->e, "state"));
+	EXPECT_STREQ("no link attached", host_field(&self->e, "reason"));
+	ASSERT_EQ(0, ctl(&self->e, "link attach xdA")) TH_LOG("%s", out);
+	EXPECT_EQ(0, wait_routes(&self->e, "100", BOTH)) TH_LOG("%s", out);
+	EXPECT_STREQ("announcing", host_field(&self->e, "state"));
+	EXPECT_STREQ("2", host_field(&self->e, "announced"));
+	/* host routes via lo, the route protocol xlbd's own */
+	sh("ip -n %s -4 route show table 100 10.100.0.1/32", self->e.ns);
+	EXPECT_NE(NULL, strstr(out, "dev lo")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "proto " PROTO)) TH_LOG("%s", out);
+	/* two VIPs on one address: one route */
+	ASSERT_EQ(0, ctl(&self->e, "vip add 10.100.0.1:443/tcp")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add 10.100.0.1:443/tcp " BE_NET "3"));
+	EXPECT_EQ(0, wait_routes(&self->e, "100", BOTH)) TH_LOG("%s", out);
+	/* no backend in the table (down): withdrawn, the other stays */
+	ASSERT_EQ(0, ctl(&self->e, "backend set " VIP6 " " BE_NET "2 state down"));
+	EXPECT_EQ(0, wait_routes(&self->e, "100", "10.100.0.1 ")) TH_LOG("%s", out);
+	EXPECT_STREQ("no backend in its VIPs' tables",
+		     host_field(&self->e, "addresses.1.reason"));
+	ASSERT_EQ(0, ctl(&self->e, "backend set " VIP6 " " BE_NET "2 state active"));
+	EXPECT_EQ(0, wait_routes(&self->e, "100", BOTH)) TH_LOG("%s", out);
+	/* a VIP without backends at all, and a deleted VIP: withdrawn */
+	ASSERT_EQ(0, ctl(&self->e, "backend del " VIP6 " " BE_NET "2"));
+	EXPECT_EQ(0, wait_routes(&self->e, "100", "10.100.0.1 ")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "vip del " VIP));
+	EXPECT_EQ(0, wait_routes(&self->e, "100", "10.100.0.1 ")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "vip del 10.100.0.1:443/tcp"));
+	EXPECT_EQ(0, wait_routes(&self->e, "100", "")) TH_LOG("%s", out);
+	/* the link gone: nothing */
+	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP));
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "2"));
+	EXPECT_EQ(0, wait_routes(&self->e, "100", "10.100.0.1 ")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "link detach xdA")) TH_LOG("%s", out);
+	EXPECT_EQ(0, wait_routes(&self->e, "100", "")) TH_LOG("%s", out);
+}
+
+TEST_F_TIMEOUT(ann, panic_keeps_announcing, 90)
+{
+	/* every backend failing its check: panic keeps them in the table */
+	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP " health tcp interval 100 timeout 50 rise 1 fall 1 panic 50"));
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "2"));
+	ASSERT_EQ(0, ctl(&self->e, "link attach xdA"));
+	ASSERT_EQ(0, ctl(&self->e, "set announce table 100"));
+	EXPECT_EQ(0, wait_routes(&self->e, "100", "10.100.0.1 ")) TH_LOG("%s", out);
+	/* nothing listens on .2:80: after its check fails, panic */
+	{
+		json_object *j = NULL;
+		int i;
+
+		for (i = 0; i < 250; i++) {
+			j = ctl_json(&self->e, "vip show " VIP);
+			if (j && !strcmp(jget_str(j, "vips.0.panic_active") ?: "",
+					 "true"))
+				break;
+			json_object_put(j);
+			j = NULL;
+			usleep(20000);
+		}
+		EXPECT_NE(NULL, j) TH_LOG("no panic");
+		json_object_put(j);
+		j = NULL;
+	}
+	EXPECT_STREQ("10.100.0.1 ", routes(&self->e, "100"));
+	/* panic 100: never panic, the failing backend leaves: withdrawn */
+	ASSERT_EQ(0, ctl(&self->e, "vip set " VIP " panic 100"));
+	EXPECT_EQ(0, wait_routes(&self->e, "100", "")) TH_LOG("%s", out);
+}
+
+TEST_F(ann, drain_withdraws_all_keeps_forwarding_and_survives_a_restart)
+{
+	json_object *j;
+
+	ASSERT_EQ(0, two_vips(&self->e, true)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "set announce table 100")) TH_LOG("%s", out);
+	EXPECT_EQ(0, wait_routes(&self->e, "100", BOTH)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "host drain")) TH_LOG("%s", out);
+	EXPECT_STREQ("", routes(&self->e, "100"));
+	EXPECT_STREQ("drained", host_field(&self->e, "state"));
+	/* forwarding goes on: the data path stays on the link */
+	j = ctl_json(&self->e, "link show");
+	EXPECT_STREQ("true", jget_str(j, "links.0.attached")) TH_LOG("%s", out);
+	json_object_put(j);
+	/* a restart keeps the drain */
+	daemon_stop(&self->e, SIGTERM);
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	EXPECT_STREQ("true", host_field(&self->e, "drained"));
+	EXPECT_STREQ("", routes(&self->e, "100"));
+	ASSERT_EQ(0, ctl(&self->e, "host undrain")) TH_LOG("%s", out);
+	EXPECT_STREQ(BOTH, routes(&self->e, "100"));
+	EXPECT_STREQ("announcing", host_field(&self->e, "state"));
+	/* bad use: a verb it does not know, an argument too many */
+	EXPECT_EQ(2, ctl(&self->e, "host sleep"));
+	EXPECT_NE(NULL, strstr(out, "unknown verb")) TH_LOG("%s", out);
+	EXPECT_EQ(2, ctl(&self->e, "host drain now"));
+	EXPECT_STREQ(BOTH, routes(&self->e, "100"));
+}
+
+TEST_F(ann, another_table_or_off_moves_or_withdraws_the_routes)
+{
+	ASSERT_EQ(0, two_vips(&self->e, true)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "set announce table 100")) TH_LOG("%s", out);
+	EXPECT_EQ(0, wait_routes(&self->e, "100", BOTH)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "set announce table 70000")) TH_LOG("%s", out);
+	EXPECT_EQ(0, wait_routes(&self->e, "70000", BOTH)) TH_LOG("%s", out);
+	EXPECT_STREQ("", routes(&self->e, "100"));
+	/* saved as a setting of this host */
+	ctl(&self->e, "save");
+	EXPECT_NE(NULL, strstr(out, "set announce table 70000\n")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "set announce off")) TH_LOG("%s", out);
+	EXPECT_EQ(0, wait_routes(&self->e, "70000", "")) TH_LOG("%s", out);
+	ctl(&self->e, "save");
+	EXPECT_EQ(NULL, strstr(out, "announce")) TH_LOG("%s", out);
+}
+
+TEST_F_TIMEOUT(ann, bad_tables_are_refused_and_nothing_changes, 90)
+{
+	static const struct {
+		const char *args, *msg;
+	} bad[] = {
+		{ "table 0", "announce table 0 is no routing table" },
+		{ "table 4294967296", "out of range; use 1..4294967295" },
+		{ "table 99999999999999999999", "out of range" },
+		{ "table -1", "is not a number" },
+		{ "table 1e3", "is not a number" },
+		{ "table x", "is not a number" },
+		{ "table 253", "the kernel's default table" },
+		{ "table 254", "the kernel's main table" },
+		{ "table 255", "the kernel's local table" },
+		{ "table", "needs a routing table number" },
+		{ "", "set announce needs a value" },
+		{ "on", "unknown announce value" },
+		{ "table 5 6", "unexpected" },
+	};
+	static char before[sizeof(out)];
+	char ans[1024];
+	size_t i;
+
+	ASSERT_EQ(0, two_vips(&self->e, true)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "set announce table 100")) TH_LOG("%s", out);
+	EXPECT_EQ(0, wait_routes(&self->e, "100", BOTH)) TH_LOG("%s", out);
+	ctl(&self->e, "save");
+	snprintf(before, sizeof(before), "%s", out);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[256];
+
+		/* xlbctl checks first (exit 2); xlbd itself too (exec) */
+		EXPECT_EQ(2, ctl(&self->e, "set announce %s", bad[i].args))
+			TH_LOG("%s", bad[i].args);
+		EXPECT_NE(NULL, strstr(out, bad[i].msg))
+			TH_LOG("%s: %s", bad[i].args, out);
+		snprintf(line, sizeof(line),
+			 "{\"version\":1,\"cmd\":\"exec\",\"lines\":[\"set announce %s\"]}\n",
+			 bad[i].args);
+		ASSERT_EQ(0, raw_call(&self->e, line, strlen(line), ans,
+				      sizeof(ans), 5000));
+		EXPECT_NE(NULL, strstr(ans, "\"ok\":false")) TH_LOG("%s: %s", line, ans);
+		EXPECT_NE(NULL, strstr(ans, bad[i].msg)) TH_LOG("%s: %s", line, ans);
+	}
+	ctl(&self->e, "save");
+	EXPECT_STREQ(before, out);
+	EXPECT_STREQ(BOTH, routes(&self->e, "100"));
+	EXPECT_STREQ("100", host_field(&self->e, "table"));
+	/* a config file says the same (line and column) */
+	sh("printf 'set key " KEY_HEX "\\nset announce table 254\\n' > %s/bad.conf; "
+	   "build/xlbctl -s %s restore %s/bad.conf 2>&1", self->e.dir,
+	   self->e.sock, self->e.dir);
+	EXPECT_NE(NULL, strstr(out, "bad.conf:2")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "main table")) TH_LOG("%s", out);
+	ctl(&self->e, "save");
+	EXPECT_STREQ(before, out);
+}
+
+TEST_F_TIMEOUT(ann, kill_and_sigterm_keep_the_routes_and_the_next_xlbd_adopts_them, 90)
+{
+	ASSERT_EQ(0, two_vips(&self->e, true)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "set announce table 100")) TH_LOG("%s", out);
+	EXPECT_EQ(0, wait_routes(&self->e, "100", BOTH)) TH_LOG("%s", out);
+	daemon_stop(&self->e, SIGKILL);
+	EXPECT_STREQ(BOTH, routes(&self->e, "100"));
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	/* adopted: announced, and not one route added or withdrawn */
+	EXPECT_STREQ("2", host_field(&self->e, "announced"));
+	EXPECT_STREQ("0", host_field(&self->e, "announcements"));
+	EXPECT_STREQ("0", host_field(&self->e, "withdrawals"));
+	daemon_stop(&self->e, SIGTERM);
+	EXPECT_STREQ(BOTH, routes(&self->e, "100"));
+	/* a route deleted by hand comes back (the table is read back) */
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	sh("ip -n %s route del 10.100.0.1/32 table 100", self->e.ns);
+	EXPECT_EQ(0, wait_routes(&self->e, "100", BOTH)) TH_LOG("%s", out);
+	/* the metrics say so (127.0.0.1:9437 in the namespace) */
+	sh("nsenter --net=/var/run/netns/%s curl -sf http://127.0.0.1:9437/metrics | grep '^xlb_announce'",
+	   self->e.ns);
+	EXPECT_NE(NULL, strstr(out, "xlb_announce_table 100\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "xlb_announce_routes 2\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "xlb_announce_drained 0\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "xlb_announce_changes_total{change=\"announce\"} 1\n")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "xlb_announce_route{address=\"fd00:100::1\"} 1\n")) TH_LOG("%s", out);
+	/* xlbd --cleanup withdraws them */
+	daemon_stop(&self->e, SIGTERM);
+	EXPECT_EQ(0, sh("nsenter --net=/var/run/netns/%s build/xlbd --instance %s --state-dir %s --cleanup 2>&1",
+			self->e.ns, self->e.inst, self->e.dir)) TH_LOG("%s", out);
+	EXPECT_STREQ("", routes(&self->e, "100"));
+}
+
+TEST_F(ann, shutdown_withdraws_the_routes)
+{
+	ASSERT_EQ(0, two_vips(&self->e, true)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "set announce table 100")) TH_LOG("%s", out);
+	EXPECT_EQ(0, wait_routes(&self->e, "100", BOTH)) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "shutdown")) TH_LOG("%s", out);
+	EXPECT_EQ(0, WEXITSTATUS(daemon_stop(&self->e, 0)));
+	EXPECT_STREQ("", routes(&self->e, "100"));
+}
+
+TEST_HARNESS_MAIN
