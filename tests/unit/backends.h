@@ -101,9 +101,10 @@ static inline void share_stats(const struct xlb_table *t,
  * Golden inputs: n backends of set_init with a weight and state pattern.
  * GOLD_W_FLAT: weight 1; GOLD_W_MIXED: weights 1..7, every 13th (from 5)
  * down, every 17th (from 3) draining, every 11th (from 9) weight 0;
- * GOLD_W_HEAVY: backend 0 of weight 1000, the others 1.
+ * GOLD_W_HEAVY: backend 0 of weight 1000, the others 1; GOLD_NAMES: weight
+ * 1 and names of every length from 1 to XLB_NAME_MAX bytes.
  */
-enum { GOLD_W_FLAT, GOLD_W_MIXED, GOLD_W_HEAVY };
+enum { GOLD_W_FLAT, GOLD_W_MIXED, GOLD_W_HEAVY, GOLD_NAMES };
 
 static inline void set_golden(struct backend_set *s, size_t n, int pattern)
 {
@@ -122,6 +123,16 @@ static inline void set_golden(struct backend_set *s, size_t n, int pattern)
 		}
 		if (pattern == GOLD_W_HEAVY && i == 0)
 			s->spec[i].weight = 1000;
+		if (pattern == GOLD_NAMES) {
+			/* the number, then letters up to the length */
+			size_t len = 1 + i * 5 % XLB_NAME_MAX;
+			int k = snprintf(s->names[i], sizeof(s->names[i]),
+					 "%zu", i);
+
+			for (; (size_t)k < len; k++)
+				s->names[i][k] = (char)('a' + k % 26);
+			s->names[i][k] = 0;
+		}
 	}
 }
 

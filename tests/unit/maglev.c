@@ -380,6 +380,8 @@ static const struct golden maglev_golden[] = {
 	{ 65537, 1000, GOLD_W_MIXED, 0, 1, 0x4d08f899900a7614ULL },
 	{ 65537, 10, GOLD_W_HEAVY, 0, 0, 0xc3c118630a2d87f1ULL },
 	{ 1048573, 100, GOLD_W_FLAT, 0, 0, 0x83ee5ab9c493a6d4ULL },
+	{ 4093, 63, GOLD_NAMES, 0, 0, 0x180f891ca8d7ce85ULL },
+	{ 65537, 200, GOLD_NAMES, 0, 1, 0x989343cb884c5570ULL },
 };
 
 TEST(golden_tables_are_unchanged)

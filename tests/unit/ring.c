@@ -435,6 +435,8 @@ static const struct golden ring_golden[] = {
 	{ 65537, 10, GOLD_W_HEAVY, 100, 0, 0x81054c01bd4edefaULL },
 	{ 1048573, 100, GOLD_W_FLAT, 100, 0, 0x97d02c7961f4a08bULL },
 	{ 1048573, 1000, GOLD_W_FLAT, 1000, 0, 0xc8a4ba740690ffc4ULL },
+	{ 4093, 63, GOLD_NAMES, 100, 0, 0x333ebe0652499909ULL },
+	{ 65537, 200, GOLD_NAMES, 30, 1, 0x27b91444535a4755ULL },
 };
 
 TEST(golden_tables_are_unchanged)
