@@ -32,16 +32,21 @@
  * describes; tests/unit/maglev.c compares the two slot by slot):
  *
  * - One byte of state per slot (free, taken, taken with a secondary).
- *   A walk probes 8 slots of its permutation at once: 8 independent
- *   loads packed into one word, whose bytes say at a glance whether any
- *   of them needs something (late in the population almost none do) and,
- *   if so, which is the first free one and which taken ones before it get
- *   their secondary.  One branch per 8 probes instead of one or two per
- *   probe, and the 8 loads overlap.
- * - Completing the secondaries: the slot is reached by backend k after
- *   r_k = (slot - pos_k) / skip_k (mod M) more steps of its walk, so the
- *   secondary is the backend other than the primary with the least
- *   (r_k, k), computed for the few slots left instead of walking to them.
+ *   What costs is not the probes but the branches that end a turn or
+ *   mark a secondary, so the population goes in three stages:
+ * - while more than 1/64 of the slots are free, a probe at a time (a turn
+ *   ends after a probe or two), secondaries marked without a branch;
+ * - then 8 probes at a time: 8 independent loads packed into one word,
+ *   whose bytes say at a glance whether any of them needs something (late
+ *   in the population almost none do) and, if so, which is the first free
+ *   one and which taken ones before it get their secondary;
+ * - for the last ~sqrt(M)/6 free slots, by distance: walker k reaches slot
+ *   x after (x - pos_k) skip_k^-1 mod M steps, so a turn computes that for
+ *   the few slots that still need anything instead of probing hundreds of
+ *   done ones.
+ * - Completing the secondaries the same way: the secondary of a slot left
+ *   without one is the backend other than the primary with the least
+ *   (steps, k), computed instead of walked.
  */
 #define LANES	8
 
@@ -50,7 +55,8 @@ struct walker {
 	uint32_t skip;
 	uint32_t step[LANES];	/* (k + 1) skip mod M: the next probes */
 	uint32_t turns;		/* weight: turns per round */
-	uint32_t inv;		/* skip^-1 mod M, for the completion */
+	uint32_t inv;		/* skip^-1 mod M, see steps_to */
+	uint32_t inv_q;		/* floor(inv 2^32 / M) */
 	uint16_t id;
 };
 
@@ -167,37 +173,6 @@ static inline uint32_t turn_blocks(const struct walker *cur, uint32_t pos,
 	}
 }
 
-/*
- * Population proper: every slot gets a primary.  Turns go one probe at a
- * time until only 1/64 of the slots are free (measured at M = 65537: the
- * better of the two up to there), then 8 at a time.
- */
-static void populate(struct walker *w, size_t n, struct xlb_slot *s,
-		     uint32_t m, uint8_t *state)
-{
-	uint32_t filled = 0, blocks_from = m - m / 64, t;
-	size_t i;
-
-	for (;;) {
-		for (i = 0; i < n; i++) {
-			struct walker *cur = &w[i];
-			uint32_t pos = cur->pos;
-
-			for (t = 0; t < cur->turns; t++) {
-				if (filled < blocks_from)
-					pos = turn_single(cur, pos, s, m, state);
-				else
-					pos = turn_blocks(cur, pos, s, m, state);
-				if (++filled == m) {
-					cur->pos = pos;
-					return;
-				}
-			}
-			cur->pos = pos;
-		}
-	}
-}
-
 static uint32_t mulmod(uint32_t a, uint32_t b, uint32_t m)
 {
 	return (uint32_t)((uint64_t)a * b % m);
@@ -229,7 +204,126 @@ static void walkers_inverse(struct walker *w, size_t n, uint32_t m)
 	inv = invmod(acc, m);		/* of all of them */
 	for (k = n; k-- > 0;) {
 		w[k].inv = mulmod(inv, w[k].inv, m);
+		w[k].inv_q = (uint32_t)(((uint64_t)w[k].inv << 32) / m);
 		inv = mulmod(inv, w[k].skip, m);
+	}
+}
+
+/*
+ * Steps walker cur takes from pos to reach slot x: (x - pos) skip^-1 mod M,
+ * the product mod M by Shoup's method (no division: the quotient from the
+ * precomputed inv_q is the true one or one less).
+ */
+static inline uint32_t steps_to(const struct walker *cur, uint32_t pos,
+				uint32_t x, uint32_t m)
+{
+	uint32_t t = x >= pos ? x - pos : x + m - pos;
+	uint32_t q = (uint32_t)(((uint64_t)t * cur->inv_q) >> 32);
+	uint32_t r = t * cur->inv - q * m;
+
+	return r >= m ? r - m : r;
+}
+
+/*
+ * The last free slots: when few slots still need anything (free, or taken
+ * without a secondary), a turn computes the distance of each of them along
+ * its walk instead of probing the hundreds of done slots in between: the
+ * nearest free one is claimed, the taken ones nearer than it get their
+ * secondary and leave the list.
+ */
+struct late {
+	uint32_t *list;		/* the slots that are not done */
+	uint32_t *dist;		/* steps to each, this turn */
+	size_t len, cap;
+	uint32_t from;		/* free slots left when it starts */
+	int on;
+};
+
+static uint32_t turn_direct(const struct walker *cur, uint32_t pos,
+			    struct xlb_slot *s, uint32_t m, uint8_t *state,
+			    struct late *lt)
+{
+	uint32_t best = UINT32_MAX, claim = pos;
+	size_t k, j;
+
+	for (k = 0; k < lt->len; k++) {
+		uint32_t x = lt->list[k], d = steps_to(cur, pos, x, m);
+		int nearer = state[x] == FREE && d < best;
+
+		lt->dist[k] = d;
+		best = nearer ? d : best;
+		claim = nearer ? x : claim;
+	}
+	for (k = j = 0; k < lt->len; k++) {
+		uint32_t x = lt->list[k];
+
+		if (lt->dist[k] < best && state[x] == TAKEN) {
+			state[x] = TAKEN_WITH_SECONDARY;
+			s[x].secondary = cur->id;
+			continue;
+		}
+		lt->list[j++] = x;
+	}
+	lt->len = j;
+	state[claim] = TAKEN;
+	s[claim].primary = cur->id;
+	return addmod(claim, cur->skip, m);
+}
+
+/* Collect the slots that are not done; 0 if more than the list holds. */
+static int late_start(struct late *lt, const uint8_t *state, uint32_t m)
+{
+	uint32_t x;
+
+	lt->len = 0;
+	for (x = 0; x < m; x++) {
+		if (state[x] == TAKEN_WITH_SECONDARY)
+			continue;
+		if (lt->len == lt->cap)
+			return 0;
+		lt->list[lt->len++] = x;
+	}
+	return 1;
+}
+
+/*
+ * Population proper: every slot gets a primary.  Turns go one probe at a
+ * time until only 1/64 of the slots are free (measured at M = 65537: the
+ * better of the two up to there), then 8 at a time, then, for the last
+ * lt->from, by distance.
+ */
+static void populate(struct walker *w, size_t n, struct xlb_slot *s,
+		     uint32_t m, uint8_t *state, struct late *lt)
+{
+	uint32_t filled = 0, blocks_from = m - m / 64, t;
+	uint32_t late_from = m - lt->from;
+	size_t i;
+
+	for (;;) {
+		for (i = 0; i < n; i++) {
+			struct walker *cur = &w[i];
+			uint32_t pos = cur->pos;
+
+			for (t = 0; t < cur->turns; t++) {
+				if (filled == late_from && lt->cap) {
+					lt->on = late_start(lt, state, m);
+					if (lt->on)
+						walkers_inverse(w, n, m);
+				}
+				if (lt->on)
+					pos = turn_direct(cur, pos, s, m, state,
+							  lt);
+				else if (filled < blocks_from)
+					pos = turn_single(cur, pos, s, m, state);
+				else
+					pos = turn_blocks(cur, pos, s, m, state);
+				if (++filled == m) {
+					cur->pos = pos;
+					return;
+				}
+			}
+			cur->pos = pos;
+		}
 	}
 }
 
@@ -243,9 +337,9 @@ static void walkers_inverse(struct walker *w, size_t n, uint32_t m)
  */
 static void complete_secondaries(struct walker *w, size_t n,
 				 struct xlb_slot *s, uint32_t m,
-				 const uint8_t *state)
+				 const uint8_t *state, const int *have_inv)
 {
-	int inverted = 0;
+	int inverted = *have_inv;
 	uint32_t x;
 	size_t k;
 
@@ -263,9 +357,7 @@ static void complete_secondaries(struct walker *w, size_t n,
 
 			if (w[k].id == s[x].primary)
 				continue;
-			r = mulmod(x >= w[k].pos ? x - w[k].pos :
-						   x + m - w[k].pos,
-				   w[k].inv, m);
+			r = steps_to(&w[k], w[k].pos, x, m);
 			if (r * n + k < best)
 				best = r * n + k;
 		}
@@ -273,24 +365,41 @@ static void complete_secondaries(struct walker *w, size_t n,
 	}
 }
 
+/* Free slots left when turns go by distance: about sqrt(M) / 6. */
+static uint32_t late_slots(uint32_t m)
+{
+	uint32_t r = 1;
+
+	while ((r + 1) * (r + 1) * 36 <= m)
+		r++;
+	return r;
+}
+
 int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 {
 	uint32_t m = c->p->size;
 	size_t wbytes = (c->n_usable * sizeof(struct walker) + 63) & ~(size_t)63;
+	struct late lt = { .from = late_slots(m) };
 	struct walker *w;
 	uint8_t *state;
 	char *scratch;
 
-	scratch = xlb_build_scratch(c, wbytes + m);
+	/* measured: 6 to 16 times as many slots are not done then */
+	lt.cap = 32 * (size_t)lt.from;
+	scratch = xlb_build_scratch(c, wbytes + 2 * lt.cap * sizeof(uint32_t) +
+					       m);
 	if (!scratch)
 		return xlb_errf(err, ENOMEM, "out of memory for %zu backends",
 				c->n_usable);
 	w = (struct walker *)scratch;
-	state = (uint8_t *)scratch + wbytes;
+	lt.list = (uint32_t *)(scratch + wbytes);
+	lt.dist = lt.list + lt.cap;
+	state = (uint8_t *)(lt.dist + lt.cap);
 	memset(state, FREE, m);
 	walkers_init(w, c);
-	populate(w, c->n_usable, c->slots, m, state);
+	populate(w, c->n_usable, c->slots, m, state, &lt);
 	if (c->n_usable >= 2)
-		complete_secondaries(w, c->n_usable, c->slots, m, state);
+		complete_secondaries(w, c->n_usable, c->slots, m, state,
+				     &lt.on);
 	return 0;
 }
