@@ -109,6 +109,9 @@ static inline uint32_t turn_single(const struct walker *cur, uint32_t pos,
 				   struct xlb_slot *s, uint32_t m,
 				   uint8_t *state)
 {
+	/* in registers: the byte stores could alias *cur */
+	const uint32_t skip = cur->skip;
+	const uint16_t id = cur->id;
 	struct xlb_slot dummy;
 	uint8_t st;
 
@@ -117,12 +120,12 @@ static inline uint32_t turn_single(const struct walker *cur, uint32_t pos,
 				     &dummy.secondary);
 
 		state[pos] = TAKEN_WITH_SECONDARY;
-		*sec = cur->id;
-		pos = addmod(pos, cur->skip, m);
+		*sec = id;
+		pos = addmod(pos, skip, m);
 	}
 	state[pos] = TAKEN;
-	s[pos].primary = cur->id;
-	return addmod(pos, cur->skip, m);
+	s[pos].primary = id;
+	return addmod(pos, skip, m);
 }
 
 /*
@@ -136,15 +139,22 @@ static inline uint32_t turn_blocks(const struct walker *cur, uint32_t pos,
 				   struct xlb_slot *s, uint32_t m,
 				   uint8_t *state)
 {
+	/* in registers: the byte stores could alias *cur */
+	const uint16_t id = cur->id;
+	uint32_t step[LANES];
+	int k;
+
+#pragma GCC unroll 8
+	for (k = 0; k < LANES; k++)
+		step[k] = cur->step[k];
 	for (;;) {
 		uint32_t p[LANES];
 		uint64_t v = 0, fr, mk;
-		int k;
 
 		p[0] = pos;
 #pragma GCC unroll 8
 		for (k = 1; k < LANES; k++)
-			p[k] = addmod(pos, cur->step[k - 1], m);
+			p[k] = addmod(pos, step[k - 1], m);
 #pragma GCC unroll 8
 		for (k = 0; k < LANES; k++)
 			v |= (uint64_t)state[p[k]] << (8 * k);
@@ -152,7 +162,7 @@ static inline uint32_t turn_blocks(const struct walker *cur, uint32_t pos,
 		fr = ~(v | v >> 1) & BYTES_01;
 		mk = v & BYTES_01;
 		if (!(fr | mk)) {
-			pos = addmod(pos, cur->step[LANES - 1], m);
+			pos = addmod(pos, step[LANES - 1], m);
 			continue;
 		}
 		if (fr)
@@ -160,16 +170,16 @@ static inline uint32_t turn_blocks(const struct walker *cur, uint32_t pos,
 		while (mk) {
 			k = __builtin_ctzll(mk) >> 3;
 			state[p[k]] = TAKEN_WITH_SECONDARY;
-			s[p[k]].secondary = cur->id;
+			s[p[k]].secondary = id;
 			mk &= mk - 1;
 		}
 		if (fr) {
 			k = __builtin_ctzll(fr) >> 3;
 			state[p[k]] = TAKEN;
-			s[p[k]].primary = cur->id;
-			return addmod(p[k], cur->skip, m);
+			s[p[k]].primary = id;
+			return addmod(p[k], step[0], m);
 		}
-		pos = addmod(pos, cur->step[LANES - 1], m);
+		pos = addmod(pos, step[LANES - 1], m);
 	}
 }
 
