@@ -34,7 +34,7 @@
  * - One byte of state per slot (free, taken, taken with a secondary).
  *   What costs is not the probes but the branches that end a turn or
  *   mark a secondary, so the population goes in three stages:
- * - while more than 1/64 of the slots are free, a probe at a time (a turn
+ * - while more than 1/256 of the slots are free, a probe at a time (a turn
  *   ends after a probe or two), secondaries marked without a branch;
  * - then 8 probes at a time: 8 independent loads packed into one word,
  *   whose bytes say at a glance whether any of them needs something (late
@@ -53,7 +53,6 @@
 struct walker {
 	uint32_t pos;		/* next slot this backend looks at */
 	uint32_t skip;
-	uint32_t step[LANES];	/* (k + 1) skip mod M: the next probes */
 	uint32_t turns;		/* weight: turns per round */
 	uint32_t inv;		/* skip^-1 mod M, see steps_to */
 	uint32_t inv_q;		/* floor(inv 2^32 / M) */
@@ -70,7 +69,6 @@ static void walkers_init(struct walker *w, const struct xlb_build_ctx *c)
 {
 	uint32_t m = c->p->size;
 	size_t i;
-	int k;
 
 	for (i = 0; i < c->n_usable; i++) {
 		const struct xlb_backend_spec *b = c->usable[i];
@@ -79,9 +77,6 @@ static void walkers_init(struct walker *w, const struct xlb_build_ctx *c)
 
 		w[i].pos = (uint32_t)h % m;
 		w[i].skip = (uint32_t)(h >> 32) % (m - 1) + 1;
-		w[i].step[0] = w[i].skip;
-		for (k = 1; k < LANES; k++)
-			w[i].step[k] = addmod(w[i].step[k - 1], w[i].skip, m);
 		w[i].turns = b->weight;
 		w[i].id = b->id;
 	}
@@ -91,18 +86,10 @@ enum { FREE = 0, TAKEN = 1, TAKEN_WITH_SECONDARY = 2 };
 
 #define BYTES_01	0x0101010101010101ULL
 
-/* Where a store goes: its slot if sel, else a dummy (no branch). */
-static inline void *pick(int sel, void *yes, void *no)
-{
-	uintptr_t msk = -(uintptr_t)sel;
-
-	return (void *)(((uintptr_t)yes & msk) | ((uintptr_t)no & ~msk));
-}
-
 /*
  * One turn, a probe at a time: while the table is mostly free a turn ends
  * after a probe or two.  The taken slots it passes become done with no
- * branch (a store to a dummy when the slot was done already); the only
+ * branch (a slot done already gets its own secondary again); the only
  * branch is the end of the turn.  Returns where the walk goes on.
  */
 static inline uint32_t turn_single(const struct walker *cur, uint32_t pos,
@@ -112,15 +99,13 @@ static inline uint32_t turn_single(const struct walker *cur, uint32_t pos,
 	/* in registers: the byte stores could alias *cur */
 	const uint32_t skip = cur->skip;
 	const uint16_t id = cur->id;
-	struct xlb_slot dummy;
 	uint8_t st;
 
 	while ((st = state[pos]) != FREE) {
-		uint16_t *sec = pick(st == TAKEN, &s[pos].secondary,
-				     &dummy.secondary);
+		uint16_t old = s[pos].secondary;
 
 		state[pos] = TAKEN_WITH_SECONDARY;
-		*sec = id;
+		s[pos].secondary = st == TAKEN ? id : old;
 		pos = addmod(pos, skip, m);
 	}
 	state[pos] = TAKEN;
@@ -141,12 +126,13 @@ static inline uint32_t turn_blocks(const struct walker *cur, uint32_t pos,
 {
 	/* in registers: the byte stores could alias *cur */
 	const uint16_t id = cur->id;
-	uint32_t step[LANES];
+	uint32_t step[LANES];	/* (k + 1) skip mod M: the next probes */
 	int k;
 
+	step[0] = cur->skip;
 #pragma GCC unroll 8
-	for (k = 0; k < LANES; k++)
-		step[k] = cur->step[k];
+	for (k = 1; k < LANES; k++)
+		step[k] = addmod(step[k - 1], step[0], m);
 	for (;;) {
 		uint32_t p[LANES];
 		uint64_t v = 0, fr, mk;
@@ -298,14 +284,14 @@ static int late_start(struct late *lt, const uint8_t *state, uint32_t m)
 
 /*
  * Population proper: every slot gets a primary.  Turns go one probe at a
- * time until only 1/64 of the slots are free (measured at M = 65537: the
+ * time until only 1/256 of the slots are free (measured at M = 65537: the
  * better of the two up to there), then 8 at a time, then, for the last
  * lt->from, by distance.
  */
 static void populate(struct walker *w, size_t n, struct xlb_slot *s,
 		     uint32_t m, uint8_t *state, struct late *lt)
 {
-	uint32_t filled = 0, blocks_from = m - m / 64, t;
+	uint32_t filled = 0, blocks_from = m - m / 256, t;
 	uint32_t late_from = m - lt->from;
 	size_t i;
 
