@@ -20,6 +20,7 @@
  * no other walk reached during population get theirs by continuing the walks
  * until every slot has one.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -169,20 +170,38 @@ static inline uint32_t turn_blocks(const struct walker *cur, uint32_t pos,
 	}
 }
 
-static uint32_t mulmod(uint32_t a, uint32_t b, uint32_t m)
+/*
+ * a b mod m, and floor(x / m) for x < 2^53, without a division: the
+ * quotient through the double reciprocal of m is exact to within one.
+ */
+static inline uint64_t div_m(uint64_t x, uint32_t m, double rm)
 {
-	return (uint32_t)((uint64_t)a * b % m);
+	uint64_t q = (uint64_t)((double)x * rm);
+	int64_t r = (int64_t)(x - q * m);
+
+	if (r < 0)
+		q--;
+	else if (r >= (int64_t)m)
+		q++;
+	return q;
+}
+
+static inline uint32_t mulmod(uint32_t a, uint32_t b, uint32_t m, double rm)
+{
+	uint64_t x = (uint64_t)a * b;
+
+	return (uint32_t)(x - div_m(x, m, rm) * m);
 }
 
 /* a^-1 mod m for prime m and a != 0 mod m: a^(m - 2). */
-static uint32_t invmod(uint32_t a, uint32_t m)
+static uint32_t invmod(uint32_t a, uint32_t m, double rm)
 {
 	uint32_t r = 1, e = m - 2;
 
 	for (; e; e >>= 1) {
 		if (e & 1)
-			r = mulmod(r, a, m);
-		a = mulmod(a, a, m);
+			r = mulmod(r, a, m, rm);
+		a = mulmod(a, a, m, rm);
 	}
 	return r;
 }
@@ -190,18 +209,19 @@ static uint32_t invmod(uint32_t a, uint32_t m)
 /* Every walker's inv, with one inversion (Montgomery's batch trick). */
 static void walkers_inverse(struct walker *w, size_t n, uint32_t m)
 {
+	const double rm = 1.0 / m;
 	uint32_t acc = 1, inv;
 	size_t k;
 
 	for (k = 0; k < n; k++) {
 		w[k].inv = acc;		/* product of the skips before k */
-		acc = mulmod(acc, w[k].skip, m);
+		acc = mulmod(acc, w[k].skip, m, rm);
 	}
-	inv = invmod(acc, m);		/* of all of them */
+	inv = invmod(acc, m, rm);	/* of all of them */
 	for (k = n; k-- > 0;) {
-		w[k].inv = mulmod(inv, w[k].inv, m);
-		w[k].inv_q = (uint32_t)(((uint64_t)w[k].inv << 32) / m);
-		inv = mulmod(inv, w[k].skip, m);
+		w[k].inv = mulmod(inv, w[k].inv, m, rm);
+		w[k].inv_q = (uint32_t)div_m((uint64_t)w[k].inv << 32, m, rm);
+		inv = mulmod(inv, w[k].skip, m, rm);
 	}
 }
 
@@ -227,6 +247,12 @@ static inline uint32_t steps_to(const struct walker *cur, uint32_t pos,
  * nearest free one is claimed, the taken ones nearer than it get their
  * secondary and leave the list.
  */
+/*
+ * Below LATE_MIN free slots at the start (M < 36 LATE_MIN^2) the probing
+ * it saves is too short to pay for the walkers' inverses.
+ */
+#define LATE_MIN	32
+
 struct late {
 	uint32_t *list;		/* the slots that are not done */
 	uint32_t *dist;		/* steps to each, this turn */
@@ -266,15 +292,36 @@ static uint32_t turn_direct(const struct walker *cur, uint32_t pos,
 	return addmod(claim, cur->skip, m);
 }
 
+#define DONE_WORD	(2 * BYTES_01)
+
+/*
+ * The first slot from x on that is not done, m if none: 8 state bytes at
+ * a time (the state is padded with done bytes to a multiple of 8).
+ */
+static uint32_t next_not_done(const uint8_t *state, uint32_t x, uint32_t m)
+{
+	for (; x < m && (x & 7); x++)
+		if (state[x] != TAKEN_WITH_SECONDARY)
+			return x;
+	for (; x < m; x += 8) {
+		uint64_t v;
+
+		memcpy(&v, state + x, sizeof(v));
+		v = le64toh(v) ^ DONE_WORD;
+		if (v)
+			return x + (__builtin_ctzll(v) >> 3);
+	}
+	return m;
+}
+
 /* Collect the slots that are not done; 0 if more than the list holds. */
 static int late_start(struct late *lt, const uint8_t *state, uint32_t m)
 {
 	uint32_t x;
 
 	lt->len = 0;
-	for (x = 0; x < m; x++) {
-		if (state[x] == TAKEN_WITH_SECONDARY)
-			continue;
+	for (x = next_not_done(state, 0, m); x < m;
+	     x = next_not_done(state, x + 1, m)) {
 		if (lt->len == lt->cap)
 			return 0;
 		lt->list[lt->len++] = x;
@@ -301,7 +348,7 @@ static void populate(struct walker *w, size_t n, struct xlb_slot *s,
 			uint32_t pos = cur->pos;
 
 			for (t = 0; t < cur->turns; t++) {
-				if (filled == late_from && lt->cap) {
+				if (filled == late_from && lt->from >= LATE_MIN) {
 					lt->on = late_start(lt, state, m);
 					if (lt->on)
 						walkers_inverse(w, n, m);
@@ -331,23 +378,22 @@ static void populate(struct walker *w, size_t n, struct xlb_slot *s,
  * k reaches slot x in round r_k = (x - pos_k) skip_k^-1 mod M, so the
  * secondary is the least (r_k, k).
  */
-static void complete_secondaries(struct walker *w, size_t n,
+static void complete_by_distance(struct walker *w, size_t n,
 				 struct xlb_slot *s, uint32_t m,
-				 const uint8_t *state, const int *have_inv)
+				 const uint8_t *state, const struct late *lt)
 {
-	int inverted = *have_inv;
 	uint32_t x;
-	size_t k;
+	size_t k, i = 0;
 
-	for (x = 0; x < m; x++) {
+	if (!lt->on)
+		walkers_inverse(w, n, m);
+	/* the late list holds exactly the slots not done, if it was kept */
+	for (x = lt->on ? (lt->len ? lt->list[0] : m) : next_not_done(state, 0, m);
+	     x < m;
+	     x = lt->on ? (++i < lt->len ? lt->list[i] : m) :
+			  next_not_done(state, x + 1, m)) {
 		uint64_t best = UINT64_MAX;
 
-		if (state[x] == TAKEN_WITH_SECONDARY)
-			continue;
-		if (!inverted) {
-			walkers_inverse(w, n, m);
-			inverted = 1;
-		}
 		for (k = 0; k < n; k++) {
 			uint64_t r;
 
@@ -359,6 +405,58 @@ static void complete_secondaries(struct walker *w, size_t n,
 		}
 		s[x].secondary = w[best % n].id;
 	}
+}
+
+/* The walks themselves, one step per backend per round. */
+static void complete_by_walking(struct walker *w, size_t n,
+				struct xlb_slot *s, uint32_t m,
+				uint8_t *state, uint32_t missing)
+{
+	size_t k;
+
+	while (missing) {
+		for (k = 0; k < n && missing; k++) {
+			struct walker *cur = &w[k];
+			uint32_t pos = cur->pos;
+
+			if (state[pos] != TAKEN_WITH_SECONDARY &&
+			    s[pos].primary != cur->id) {
+				state[pos] = TAKEN_WITH_SECONDARY;
+				s[pos].secondary = cur->id;
+				missing--;
+			}
+			cur->pos = addmod(pos, cur->skip, m);
+		}
+	}
+}
+
+/*
+ * The same secondaries either way: computing costs N distances per slot
+ * left, walking about M ln(slots left) probes; small tables with many
+ * backends walk.
+ */
+static void complete_secondaries(struct walker *w, size_t n,
+				 struct xlb_slot *s, uint32_t m,
+				 uint8_t *state, const struct late *lt)
+{
+	uint64_t missing = 0, walk = m;
+	uint32_t x;
+
+	if (lt->on)
+		missing = lt->len;
+	else
+		for (x = next_not_done(state, 0, m); x < m;
+		     x = next_not_done(state, x + 1, m))
+			missing++;
+	if (!missing)
+		return;
+	for (x = 1; x < missing; x *= 2)
+		walk += m / 2;	/* ~ M ln(missing) */
+	/* the inverses, if not there yet, cost about 8 distances a walker */
+	if ((missing + (lt->on ? 0 : 8)) * n <= walk)
+		complete_by_distance(w, n, s, m, state, lt);
+	else
+		complete_by_walking(w, n, s, m, state, (uint32_t)missing);
 }
 
 /* Free slots left when turns go by distance: about sqrt(M) / 6. */
@@ -376,6 +474,7 @@ int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 	uint32_t m = c->p->size;
 	size_t wbytes = (c->n_usable * sizeof(struct walker) + 63) & ~(size_t)63;
 	struct late lt = { .from = late_slots(m) };
+	size_t padded = (m + 7) & ~(size_t)7;
 	struct walker *w;
 	uint8_t *state;
 	char *scratch;
@@ -383,7 +482,7 @@ int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 	/* measured: 6 to 16 times as many slots are not done then */
 	lt.cap = 32 * (size_t)lt.from;
 	scratch = xlb_build_scratch(c, wbytes + 2 * lt.cap * sizeof(uint32_t) +
-					       m);
+					       padded);
 	if (!scratch)
 		return xlb_errf(err, ENOMEM, "out of memory for %zu backends",
 				c->n_usable);
@@ -392,10 +491,10 @@ int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 	lt.dist = lt.list + lt.cap;
 	state = (uint8_t *)(lt.dist + lt.cap);
 	memset(state, FREE, m);
+	memset(state + m, TAKEN_WITH_SECONDARY, padded - m);
 	walkers_init(w, c);
 	populate(w, c->n_usable, c->slots, m, state, &lt);
 	if (c->n_usable >= 2)
-		complete_secondaries(w, c->n_usable, c->slots, m, state,
-				     &lt.on);
+		complete_secondaries(w, c->n_usable, c->slots, m, state, &lt);
 	return 0;
 }
