@@ -3,12 +3,23 @@
 #ifndef XLB_TEST_BACKENDS_H
 #define XLB_TEST_BACKENDS_H
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lookup_table.h"
 #include "rand.h"
+
+/*
+ * Fresh and freed heap memory filled with junk, so that a builder which
+ * leaves a slot unwritten fails the tests instead of finding the values a
+ * previous build left in the same memory.
+ */
+__attribute__((constructor)) static void junk_heap(void)
+{
+	mallopt(M_PERTURB, 0xa5);
+}
 
 #define TEST_KEY ((struct xlb_hash_key){ 0x5eed5eed12345678ULL, 0x0123456789abcdefULL })
 
