@@ -29,6 +29,8 @@ for r in recs:
     assert r[\"bench\"] == \"tables\" and r[\"algo\"] in (\"maglev\", \"ring\")
     assert r[\"median_us\"] > 0 and r[\"min_us\"] <= r[\"median_us\"] <= r[\"max_us\"]
     assert r[\"table_bytes\"] == 4 * r[\"table_size\"]
+    assert 0 < r[\"cpu_median_us\"] and r[\"first_us\"] > 0
+    assert r[\"scratch_bytes\"] >= r[\"table_size\"] if r[\"algo\"] == \"maglev\" else r[\"scratch_bytes\"] >= 16 * r[\"backends\"] * r[\"vnodes\"]
     assert r[\"name\"] == \"tables.%s.M%d.N%d\" % (r[\"algo\"], r[\"table_size\"], r[\"backends\"])
     assert r[\"value\"] == r[\"median_us\"] or abs(r[\"value\"] - r[\"median_us\"]) < 0.1
     assert r[\"unit\"] == \"us\" and r[\"baseline\"] is None and r[\"ratio\"] is None

@@ -241,4 +241,166 @@ TEST(ids_do_not_change_placement)
 	xlb_table_free(&b);
 }
 
+/*
+ * An independent model of Maglev as maglev.c documents it, written for
+ * clarity, not speed: usable backends in name order, offset = h % M and
+ * skip = h' % (M - 1) + 1 from the keyed hash of the name; rounds in name
+ * order, w turns for weight w, each claiming the next free slot of the
+ * walk; the first other walk to reach a taken slot is its secondary; then
+ * one step per backend per round until every slot has a secondary.
+ */
+static int cmp_spec_ptr(const void *a, const void *b)
+{
+	const struct xlb_backend_spec *x = *(const struct xlb_backend_spec * const *)a;
+	const struct xlb_backend_spec *y = *(const struct xlb_backend_spec * const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+static void model_maglev(const struct backend_set *s, uint32_t m,
+			 struct xlb_hash_key key, struct xlb_slot *out)
+{
+	const struct xlb_backend_spec *u[1100];
+	uint64_t pos[1100], skip[1100];
+	size_t n = 0, i, filled = 0, missing = 0;
+	uint32_t k;
+
+	for (i = 0; i < s->n; i++)
+		if (s->spec[i].state == XLB_BACKEND_ACTIVE && s->spec[i].weight)
+			u[n++] = &s->spec[i];
+	qsort(u, n, sizeof(u[0]), cmp_spec_ptr);
+	for (i = 0; i < n; i++) {
+		uint64_t h = xlb_siphash13(&key, u[i]->name, strlen(u[i]->name));
+
+		pos[i] = (uint32_t)h % m;
+		skip[i] = (uint32_t)(h >> 32) % (m - 1) + 1;
+	}
+	for (k = 0; k < m; k++)
+		out[k].primary = out[k].secondary = XLB_BACKEND_NONE;
+	if (!n)
+		return;
+	while (filled < m) {
+		for (i = 0; i < n && filled < m; i++) {
+			uint32_t t;
+
+			for (t = 0; t < u[i]->weight && filled < m; t++) {
+				while (out[pos[i]].primary != XLB_BACKEND_NONE) {
+					if (out[pos[i]].secondary == XLB_BACKEND_NONE &&
+					    out[pos[i]].primary != u[i]->id)
+						out[pos[i]].secondary = u[i]->id;
+					pos[i] = (pos[i] + skip[i]) % m;
+				}
+				out[pos[i]].primary = u[i]->id;
+				pos[i] = (pos[i] + skip[i]) % m;
+				filled++;
+			}
+		}
+	}
+	if (n < 2)
+		return;
+	for (k = 0; k < m; k++)
+		missing += out[k].secondary == XLB_BACKEND_NONE;
+	while (missing) {
+		for (i = 0; i < n && missing; i++) {
+			struct xlb_slot *sl = &out[pos[i]];
+
+			if (sl->secondary == XLB_BACKEND_NONE &&
+			    sl->primary != u[i]->id) {
+				sl->secondary = u[i]->id;
+				missing--;
+			}
+			pos[i] = (pos[i] + skip[i]) % m;
+		}
+	}
+}
+
+static void check_model(struct __test_metadata *_metadata,
+			const struct backend_set *s, uint32_t m)
+{
+	struct xlb_slot *want = calloc(m, sizeof(*want));
+	struct xlb_table t;
+	uint32_t k;
+
+	ASSERT_NE(NULL, want);
+	model_maglev(s, m, TEST_KEY, want);
+	build(_metadata, &t, s, m);
+	for (k = 0; k < m; k++) {
+		ASSERT_EQ(want[k].primary, t.slots[k].primary)
+			TH_LOG("M=%u N=%zu slot %u: primary", m, s->n, k);
+		ASSERT_EQ(want[k].secondary, t.slots[k].secondary)
+			TH_LOG("M=%u N=%zu slot %u: secondary", m, s->n, k);
+	}
+	xlb_table_free(&t);
+	free(want);
+}
+
+TEST(every_slot_matches_the_model)
+{
+	static const struct { uint32_t m; size_t n; int pattern; } cases[] = {
+		{ 251, 1, GOLD_W_FLAT }, { 251, 2, GOLD_W_FLAT },
+		{ 251, 251, GOLD_W_FLAT }, { 251, 200, GOLD_W_MIXED },
+		{ 4093, 7, GOLD_W_HEAVY }, { 4093, 1000, GOLD_W_MIXED },
+		{ 65537, 3, GOLD_W_FLAT }, { 65537, 100, GOLD_W_MIXED },
+		{ 65537, 1000, GOLD_W_FLAT }, { 65537, 50, GOLD_W_HEAVY },
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		set_golden(&set, cases[k].n, cases[k].pattern);
+		set_shuffle(&set, k + 1);
+		check_model(_metadata, &set, cases[k].m);
+	}
+}
+
+/*
+ * Golden tables: fingerprints (every slot's primary and secondary) of
+ * Maglev tables built from fixed inputs, recorded before the builder was made
+ * faster.  Placement is the interface between hosts and versions: a change
+ * here means every LB host running another version disagrees on where flows
+ * go.  If one of these fails, the builder's output changed; fix the builder,
+ * never the number.
+ */
+static const struct golden maglev_golden[] = {
+	{ 251, 1, GOLD_W_FLAT, 0, 0, 0xee864fa76291439bULL },
+	{ 251, 2, GOLD_W_FLAT, 0, 0, 0x48587da3c9f26f7aULL },
+	{ 251, 250, GOLD_W_MIXED, 0, 0, 0x929769ee0e88da16ULL },
+	{ 251, 251, GOLD_W_FLAT, 0, 0, 0xdebe7df86b55b20fULL },
+	{ 4093, 3, GOLD_W_FLAT, 0, 0, 0x9c049c7c6600b949ULL },
+	{ 4093, 10, GOLD_W_FLAT, 0, 0, 0x50041dc610163dc7ULL },
+	{ 4093, 100, GOLD_W_FLAT, 0, 0, 0x5120d54c0a74bcd7ULL },
+	{ 4093, 1000, GOLD_W_FLAT, 0, 0, 0x61fab2a43f929fddULL },
+	{ 4093, 1000, GOLD_W_MIXED, 0, 1, 0xdb3d4e618896f6a1ULL },
+	{ 4093, 100, GOLD_W_HEAVY, 0, 0, 0x52295e457cb964f1ULL },
+	{ 65537, 2, GOLD_W_FLAT, 0, 0, 0x11b41d639bba7538ULL },
+	{ 65537, 10, GOLD_W_FLAT, 0, 0, 0x8124ce837de28512ULL },
+	{ 65537, 100, GOLD_W_FLAT, 0, 0, 0xb01434941c25ed2dULL },
+	{ 65537, 100, GOLD_W_FLAT, 0, 1, 0x0f760b716f0a00f7ULL },
+	{ 65537, 1000, GOLD_W_FLAT, 0, 0, 0x328b3a4191d029edULL },
+	{ 65537, 100, GOLD_W_MIXED, 0, 0, 0xa03442584c255299ULL },
+	{ 65537, 1000, GOLD_W_MIXED, 0, 1, 0x4d08f899900a7614ULL },
+	{ 65537, 10, GOLD_W_HEAVY, 0, 0, 0xc3c118630a2d87f1ULL },
+	{ 1048573, 100, GOLD_W_FLAT, 0, 0, 0x83ee5ab9c493a6d4ULL },
+	{ 4093, 63, GOLD_NAMES, 0, 0, 0x180f891ca8d7ce85ULL },
+	{ 65537, 200, GOLD_NAMES, 0, 1, 0x989343cb884c5570ULL },
+};
+
+TEST(golden_tables_are_unchanged)
+{
+	struct xlb_err err = { "" };
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(maglev_golden) / sizeof(maglev_golden[0]); i++) {
+		const struct golden *g = &maglev_golden[i];
+		uint64_t fp = golden_fp(g, XLB_ALGO_MAGLEV, &set, &err, &ret);
+
+		ASSERT_EQ(0, ret) TH_LOG("case %zu: %s", i, err.msg);
+		EXPECT_EQ(g->fp, fp)
+			TH_LOG("case %zu (M=%u N=%u pattern %d vnodes %u key %d): fingerprint 0x%016llx, golden 0x%016llx",
+			       i, g->m, g->n, g->pattern, g->vnodes, g->key,
+			       (unsigned long long)fp,
+			       (unsigned long long)g->fp);
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -407,4 +407,55 @@ TEST(slot_belongs_to_first_token_clockwise)
 	check_definition(_metadata, &set, M, VNODES);
 }
 
+/*
+ * Golden tables: fingerprints (every slot's primary and secondary) of
+ * ring tables built from fixed inputs, recorded before the builder was made
+ * faster.  Placement is the interface between hosts and versions: a change
+ * here means every LB host running another version disagrees on where flows
+ * go.  If one of these fails, the builder's output changed; fix the builder,
+ * never the number.
+ */
+static const struct golden ring_golden[] = {
+	{ 251, 1, GOLD_W_FLAT, 100, 0, 0xee864fa76291439bULL },
+	{ 251, 2, GOLD_W_FLAT, 1, 0, 0xda4f683abf1f4c56ULL },
+	{ 251, 250, GOLD_W_MIXED, 3, 0, 0x4e7e5e1596b39a0fULL },
+	{ 4093, 3, GOLD_W_FLAT, 100, 0, 0x1a3291fb084deeb9ULL },
+	{ 4093, 10, GOLD_W_FLAT, 7, 0, 0x06947d5ba208c9a4ULL },
+	{ 4093, 100, GOLD_W_FLAT, 100, 0, 0xcf43692ec5bb7845ULL },
+	{ 4093, 1000, GOLD_W_FLAT, 100, 0, 0xac9949272d0a8f27ULL },
+	{ 4093, 1000, GOLD_W_MIXED, 7, 1, 0x5d04bae99149a48fULL },
+	{ 4093, 100, GOLD_W_HEAVY, 10, 0, 0x5b1ed6a2a0005828ULL },
+	{ 65537, 2, GOLD_W_FLAT, 1, 0, 0xc7f3abe314eb5601ULL },
+	{ 65537, 10, GOLD_W_FLAT, 100, 0, 0x8bc63b9c27142db3ULL },
+	{ 65537, 100, GOLD_W_FLAT, 100, 0, 0x09b8cc57675cc59aULL },
+	{ 65537, 100, GOLD_W_FLAT, 100, 1, 0xd4e2d6b5dbb87723ULL },
+	{ 65537, 1000, GOLD_W_FLAT, 100, 0, 0xb60bb69e5c23c851ULL },
+	{ 65537, 100, GOLD_W_MIXED, 100, 0, 0xa3ab80c082b3a244ULL },
+	{ 65537, 1000, GOLD_W_MIXED, 100, 1, 0x8c8a8a934fe7590fULL },
+	{ 65537, 10, GOLD_W_HEAVY, 100, 0, 0x81054c01bd4edefaULL },
+	{ 1048573, 100, GOLD_W_FLAT, 100, 0, 0x97d02c7961f4a08bULL },
+	{ 1048573, 1000, GOLD_W_FLAT, 1000, 0, 0xc8a4ba740690ffc4ULL },
+	{ 4093, 63, GOLD_NAMES, 100, 0, 0x333ebe0652499909ULL },
+	{ 65537, 200, GOLD_NAMES, 30, 1, 0x27b91444535a4755ULL },
+};
+
+TEST(golden_tables_are_unchanged)
+{
+	struct xlb_err err = { "" };
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(ring_golden) / sizeof(ring_golden[0]); i++) {
+		const struct golden *g = &ring_golden[i];
+		uint64_t fp = golden_fp(g, XLB_ALGO_RING, &set, &err, &ret);
+
+		ASSERT_EQ(0, ret) TH_LOG("case %zu: %s", i, err.msg);
+		EXPECT_EQ(g->fp, fp)
+			TH_LOG("case %zu (M=%u N=%u pattern %d vnodes %u key %d): fingerprint 0x%016llx, golden 0x%016llx",
+			       i, g->m, g->n, g->pattern, g->vnodes, g->key,
+			       (unsigned long long)fp,
+			       (unsigned long long)g->fp);
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Bad input errors; size list, algo names, fingerprint, diff, count, slot layout. */
+#include <pthread.h>
 #include <stddef.h>
 #include <unistd.h>
 
@@ -506,6 +507,79 @@ TEST(slot_layout_is_two_u16_ids)
 	EXPECT_EQ(2, offsetof(struct xlb_slot, secondary));
 	EXPECT_EQ(0xffff, XLB_BACKEND_NONE);
 	EXPECT_EQ(0xfffe, XLB_BACKEND_ID_MAX);
+}
+
+/*
+ * Builders keep scratch per thread between builds: builds on several
+ * threads at once, of sizes that make each thread's scratch grow and be
+ * reused, give exactly the tables one thread builds, and say how much
+ * scratch they took.
+ */
+struct thread_job {
+	const struct backend_set *s;
+	uint64_t fp[2][3];
+	size_t scratch[2][3];
+	int ret;
+};
+
+static const uint32_t thread_sizes[3] = { 4093, 65537, 1021 };
+
+static void *thread_builds(void *arg)
+{
+	struct thread_job *j = arg;
+	struct xlb_err err;
+	struct xlb_table t;
+	size_t a, k;
+
+	for (a = 0; a < 2; a++)
+		for (k = 0; k < 3; k++) {
+			struct xlb_table_params p =
+				params(algos[a], thread_sizes[k], 20);
+
+			j->ret |= xlb_table_build(&t, &p, j->s->spec, j->s->n,
+						  &err);
+			if (j->ret)
+				return NULL;
+			j->fp[a][k] = xlb_table_fingerprint(&t, j->s->spec,
+							    j->s->n);
+			j->scratch[a][k] = xlb_table_build_scratch();
+			xlb_table_free(&t);
+		}
+	return NULL;
+}
+
+TEST(builds_on_several_threads_match_one_thread)
+{
+	struct thread_job one = { 0 }, many[4];
+	pthread_t th[4];
+	size_t i, a, k;
+
+	set_init(&set, 100);
+	one.s = &set;
+	thread_builds(&one);
+	ASSERT_EQ(0, one.ret);
+	for (i = 0; i < 4; i++) {
+		memset(&many[i], 0, sizeof(many[i]));
+		many[i].s = &set;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, thread_builds,
+					    &many[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+		ASSERT_EQ(0, many[i].ret);
+		for (a = 0; a < 2; a++)
+			for (k = 0; k < 3; k++) {
+				EXPECT_EQ(one.fp[a][k], many[i].fp[a][k]);
+				EXPECT_EQ(one.scratch[a][k],
+					  many[i].scratch[a][k]);
+			}
+	}
+	/* Maglev: a state byte per slot at least; ring: 16 bytes a token */
+	for (k = 0; k < 3; k++) {
+		EXPECT_GE(one.scratch[0][k], thread_sizes[k]);
+		EXPECT_GE(one.scratch[1][k], 16 * 100 * 20);
+	}
+	EXPECT_GT(one.scratch[0][1], one.scratch[0][0]);
 }
 
 TEST_HARNESS_MAIN

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xlb-bench tables: build time of Maglev and ring tables over M and N.
+ * xlb-bench tables: build time of Maglev and ring tables over M and N, and
+ * the temporary memory a build takes.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bench.h"
 #include "lookup_table.h"
@@ -26,6 +28,15 @@ static void bench_backends(struct xlb_backend_spec *b, char (*names)[24],
 	}
 }
 
+/* CPU time of the calling thread: what the build cost, preemption not. */
+static double thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 static int bench_table_case(uint32_t algo, uint32_t m, uint32_t n,
 			    const struct opts *o)
 {
@@ -36,29 +47,36 @@ static int bench_table_case(uint32_t algo, uint32_t m, uint32_t n,
 	struct xlb_backend_spec *b = calloc(n, sizeof(*b));
 	char (*names)[24] = calloc(n, sizeof(*names));
 	double *t = calloc((size_t)o->runs, sizeof(*t));
+	double *cpu = calloc((size_t)o->runs, sizeof(*cpu));
+	double first = 0;
+	size_t scratch = 0;
 	size_t bytes = (size_t)m * sizeof(struct xlb_slot);
 	struct fig f = { .bench = "tables", .unit = "us" };
 	struct xlb_err err;
 	struct xlb_table tab;
 	int r, ret = 0;
 
-	if (!b || !names || !t) {
+	if (!b || !names || !t || !cpu) {
 		fprintf(stderr, "xlb-bench: out of memory\n");
 		ret = 1;
 		goto out;
 	}
 	bench_backends(b, names, n);
 	for (r = 0; r < o->runs; r++) {
-		double t0 = xlb_mono_us();
+		double t0 = xlb_mono_us(), c0 = thread_cpu_us();
 
 		if (xlb_table_build(&tab, &p, b, n, &err)) {
 			fprintf(stderr, "xlb-bench: %s\n", err.msg);
 			ret = 1;
 			goto out;
 		}
+		cpu[r] = thread_cpu_us() - c0;
 		t[r] = xlb_mono_us() - t0;
+		if (xlb_table_build_scratch() > scratch)
+			scratch = xlb_table_build_scratch();
 		xlb_table_free(&tab);
 	}
+	first = t[0];
 	fig_median(&f, t, o->runs);
 	snprintf(f.name, sizeof(f.name), "tables.%s.M%u.N%u",
 		 xlb_algo_name(algo), m, n);
@@ -70,17 +88,20 @@ static int bench_table_case(uint32_t algo, uint32_t m, uint32_t n,
 		      xlb_algo_name(algo), m, n,
 		      algo == XLB_ALGO_RING ? p.vnodes : 0, f.value, f.min,
 		      f.max, bytes);
+		EXTRA(&f, ",\"cpu_median_us\":%.1f,\"first_us\":%.1f,\"scratch_bytes\":%zu",
+		      median_of(cpu, o->runs), first, scratch);
 		fig_json(&f);
 	} else {
-		printf("%-7s %9u %6u %7s %10.1f %10.1f %10.1f %12zu\n",
+		printf("%-7s %9u %6u %7s %10.1f %10.1f %10.1f %10.1f %12zu %12zu\n",
 		       xlb_algo_name(algo), m, n,
 		       algo == XLB_ALGO_RING ? "100" : "-", f.value, f.min,
-		       f.max, bytes);
+		       f.max, median_of(cpu, o->runs), bytes, scratch);
 	}
 out:
 	free(b);
 	free(names);
 	free(t);
+	free(cpu);
 	return ret;
 }
 
@@ -90,10 +111,12 @@ int bench_tables(const struct opts *o)
 	int ret = 0;
 
 	if (!o->json) {
-		printf("table build time, median of %d runs (one core)\n", o->runs);
-		printf("%-7s %9s %6s %7s %10s %10s %10s %12s\n", "algo", "M",
-		       "N", "vnodes", "median_us", "min_us", "max_us",
-		       "table_bytes");
+		printf("table build time, median of %d runs (one core); cpu_us: the\n"
+		       "thread's CPU time (median), scratch_bytes: temporary memory of a build\n",
+		       o->runs);
+		printf("%-7s %9s %6s %7s %10s %10s %10s %10s %12s %12s\n",
+		       "algo", "M", "N", "vnodes", "median_us", "min_us",
+		       "max_us", "cpu_us", "table_bytes", "scratch_bytes");
 	}
 	for (a = 0; a < 2; a++)
 		for (i = 0; i < ARRAY_SIZE(table_ms); i++)

@@ -82,6 +82,17 @@ int xlb_table_build(struct xlb_table *t, const struct xlb_table_params *p,
 void xlb_table_free(struct xlb_table *t);
 
 /*
+ * Temporary memory the calling thread's last xlb_table_build used at its
+ * peak, in bytes: the builder's scratch and the canonical order, not the
+ * table it returns.  A thread keeps scratch of up to XLB_SCRATCH_KEEP bytes
+ * between its builds (no page faults on every build); more is freed when
+ * the build returns.
+ */
+size_t xlb_table_build_scratch(void);
+
+#define XLB_SCRATCH_KEEP	(4u << 20)
+
+/*
  * 64-bit digest of the slots, over the names the ids stand for (so two LB
  * hosts that number backends differently but place them identically agree).
  * b/n are the specs the table was built from.
@@ -108,7 +119,17 @@ struct xlb_build_ctx {
 	const struct xlb_backend_spec **usable;	/* sorted by name */
 	size_t n_usable;
 	struct xlb_slot *slots;			/* p->size entries, all NONE */
+	void *scratch;				/* from xlb_build_scratch */
+	size_t scratch_bytes;
+	int scratch_own;			/* freed after the build */
 };
+
+/*
+ * The builder's scratch for this build: bytes (64-byte aligned, contents
+ * undefined), at most one call per build, valid until the build returns.
+ * NULL when out of memory.
+ */
+void *xlb_build_scratch(struct xlb_build_ctx *c, size_t bytes);
 
 int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err);
 int xlb_ring_fill(struct xlb_build_ctx *c, struct xlb_err *err);

@@ -20,18 +20,51 @@
  * no other walk reached during population get theirs by continuing the walks
  * until every slot has one.
  */
+#include <endian.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lookup_table.h"
 
+/*
+ * How it is built (same table as the plain loops the comment above
+ * describes; tests/unit/maglev.c compares the two slot by slot):
+ *
+ * - One byte of state per slot (free, taken, taken with a secondary).
+ *   What costs is not the probes but the branches that end a turn or
+ *   mark a secondary, so the population goes in three stages:
+ * - while more than 1/256 of the slots are free, a probe at a time (a turn
+ *   ends after a probe or two), secondaries marked without a branch;
+ * - then 8 probes at a time: 8 independent loads packed into one word,
+ *   whose bytes say at a glance whether any of them needs something (late
+ *   in the population almost none do) and, if so, which is the first free
+ *   one and which taken ones before it get their secondary;
+ * - for the last ~sqrt(M)/6 free slots, by distance: walker k reaches slot
+ *   x after (x - pos_k) skip_k^-1 mod M steps, so a turn computes that for
+ *   the few slots that still need anything instead of probing hundreds of
+ *   done ones.
+ * - Completing the secondaries the same way: the secondary of a slot left
+ *   without one is the backend other than the primary with the least
+ *   (steps, k), computed instead of walked.
+ */
+#define LANES	8
+
 struct walker {
-	uint32_t pos;	/* next slot this backend looks at */
+	uint32_t pos;		/* next slot this backend looks at */
 	uint32_t skip;
-	uint32_t turns;	/* weight: turns per round */
+	uint32_t turns;		/* weight: turns per round */
+	uint32_t inv;		/* skip^-1 mod M, see steps_to */
+	uint32_t inv_q;		/* floor(inv 2^32 / M) */
 	uint16_t id;
 };
+
+static inline uint32_t addmod(uint32_t a, uint32_t b, uint32_t m)
+{
+	a += b;
+	return a >= m ? a - m : a;
+}
 
 static void walkers_init(struct walker *w, const struct xlb_build_ctx *c)
 {
@@ -50,44 +83,283 @@ static void walkers_init(struct walker *w, const struct xlb_build_ctx *c)
 	}
 }
 
-static inline uint32_t advance(uint32_t pos, uint32_t skip, uint32_t m)
+enum { FREE = 0, TAKEN = 1, TAKEN_WITH_SECONDARY = 2 };
+
+#define BYTES_01	0x0101010101010101ULL
+
+/*
+ * One turn, a probe at a time: while the table is mostly free a turn ends
+ * after a probe or two.  The taken slots it passes become done with no
+ * branch (a slot done already gets its own secondary again); the only
+ * branch is the end of the turn.  Returns where the walk goes on.
+ */
+static inline uint32_t turn_single(const struct walker *cur, uint32_t pos,
+				   struct xlb_slot *s, uint32_t m,
+				   uint8_t *state)
 {
-	pos += skip;
-	return pos >= m ? pos - m : pos;
+	/* in registers: the byte stores could alias *cur */
+	const uint32_t skip = cur->skip;
+	const uint16_t id = cur->id;
+	uint8_t st;
+
+	while ((st = state[pos]) != FREE) {
+		uint16_t old = s[pos].secondary;
+
+		state[pos] = TAKEN_WITH_SECONDARY;
+		s[pos].secondary = st == TAKEN ? id : old;
+		pos = addmod(pos, skip, m);
+	}
+	state[pos] = TAKEN;
+	s[pos].primary = id;
+	return addmod(pos, skip, m);
 }
 
 /*
- * One byte of state per slot answers the probe loop (which runs about
- * M ln M times) with a single load: the 4-byte slots are written only when
- * something changes.
+ * One turn, 8 probes at a time: late in the population a turn passes
+ * hundreds of slots that are done.  The 8 states, loaded independently,
+ * are packed into one word whose bytes say whether any of the 8 needs
+ * something, which is the first free one and which taken ones come
+ * before it.
  */
-enum { FREE = 0, TAKEN = 1, TAKEN_WITH_SECONDARY = 2 };
-
-/* Population proper: every slot gets a primary. */
-static void populate(struct walker *w, size_t n, struct xlb_slot *s,
-		     uint32_t m, uint8_t *state)
+static inline uint32_t turn_blocks(const struct walker *cur, uint32_t pos,
+				   struct xlb_slot *s, uint32_t m,
+				   uint8_t *state)
 {
-	uint32_t filled = 0, t;
+	/* in registers: the byte stores could alias *cur */
+	const uint16_t id = cur->id;
+	uint32_t step[LANES];	/* (k + 1) skip mod M: the next probes */
+	int k;
+
+	step[0] = cur->skip;
+#pragma GCC unroll 8
+	for (k = 1; k < LANES; k++)
+		step[k] = addmod(step[k - 1], step[0], m);
+	for (;;) {
+		uint32_t p[LANES];
+		uint64_t v = 0, fr, mk;
+
+		p[0] = pos;
+#pragma GCC unroll 8
+		for (k = 1; k < LANES; k++)
+			p[k] = addmod(pos, step[k - 1], m);
+#pragma GCC unroll 8
+		for (k = 0; k < LANES; k++)
+			v |= (uint64_t)state[p[k]] << (8 * k);
+		/* per byte: bit 0 set if free, if taken */
+		fr = ~(v | v >> 1) & BYTES_01;
+		mk = v & BYTES_01;
+		if (!(fr | mk)) {
+			pos = addmod(pos, step[LANES - 1], m);
+			continue;
+		}
+		if (fr)
+			mk &= (fr & -fr) - 1;
+		while (mk) {
+			k = __builtin_ctzll(mk) >> 3;
+			state[p[k]] = TAKEN_WITH_SECONDARY;
+			s[p[k]].secondary = id;
+			mk &= mk - 1;
+		}
+		if (fr) {
+			k = __builtin_ctzll(fr) >> 3;
+			state[p[k]] = TAKEN;
+			s[p[k]].primary = id;
+			return addmod(p[k], step[0], m);
+		}
+		pos = addmod(pos, step[LANES - 1], m);
+	}
+}
+
+/*
+ * a b mod m, and floor(x / m) for x < 2^53, without a division: the
+ * quotient through the double reciprocal of m is exact to within one.
+ */
+static inline uint64_t div_m(uint64_t x, uint32_t m, double rm)
+{
+	uint64_t q = (uint64_t)((double)x * rm);
+	int64_t r = (int64_t)(x - q * m);
+
+	if (r < 0)
+		q--;
+	else if (r >= (int64_t)m)
+		q++;
+	return q;
+}
+
+static inline uint32_t mulmod(uint32_t a, uint32_t b, uint32_t m, double rm)
+{
+	uint64_t x = (uint64_t)a * b;
+
+	return (uint32_t)(x - div_m(x, m, rm) * m);
+}
+
+/* a^-1 mod m for prime m and a != 0 mod m: a^(m - 2). */
+static uint32_t invmod(uint32_t a, uint32_t m, double rm)
+{
+	uint32_t r = 1, e = m - 2;
+
+	for (; e; e >>= 1) {
+		if (e & 1)
+			r = mulmod(r, a, m, rm);
+		a = mulmod(a, a, m, rm);
+	}
+	return r;
+}
+
+/* Every walker's inv, with one inversion (Montgomery's batch trick). */
+static void walkers_inverse(struct walker *w, size_t n, uint32_t m)
+{
+	const double rm = 1.0 / m;
+	uint32_t acc = 1, inv;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		w[k].inv = acc;		/* product of the skips before k */
+		acc = mulmod(acc, w[k].skip, m, rm);
+	}
+	inv = invmod(acc, m, rm);	/* of all of them */
+	for (k = n; k-- > 0;) {
+		w[k].inv = mulmod(inv, w[k].inv, m, rm);
+		w[k].inv_q = (uint32_t)div_m((uint64_t)w[k].inv << 32, m, rm);
+		inv = mulmod(inv, w[k].skip, m, rm);
+	}
+}
+
+/*
+ * Steps walker cur takes from pos to reach slot x: (x - pos) skip^-1 mod M,
+ * the product mod M by Shoup's method (no division: the quotient from the
+ * precomputed inv_q is the true one or one less).
+ */
+static inline uint32_t steps_to(const struct walker *cur, uint32_t pos,
+				uint32_t x, uint32_t m)
+{
+	uint32_t t = x >= pos ? x - pos : x + m - pos;
+	uint32_t q = (uint32_t)(((uint64_t)t * cur->inv_q) >> 32);
+	uint32_t r = t * cur->inv - q * m;
+
+	return r >= m ? r - m : r;
+}
+
+/*
+ * The last free slots: when few slots still need anything (free, or taken
+ * without a secondary), a turn computes the distance of each of them along
+ * its walk instead of probing the hundreds of done slots in between: the
+ * nearest free one is claimed, the taken ones nearer than it get their
+ * secondary and leave the list.
+ */
+/*
+ * Below LATE_MIN free slots at the start (M < 36 LATE_MIN^2) the probing
+ * it saves is too short to pay for the walkers' inverses.
+ */
+#define LATE_MIN	32
+
+struct late {
+	uint32_t *list;		/* the slots that are not done */
+	uint32_t *dist;		/* steps to each, this turn */
+	size_t len, cap;
+	uint32_t from;		/* free slots left when it starts */
+	int on;
+};
+
+static uint32_t turn_direct(const struct walker *cur, uint32_t pos,
+			    struct xlb_slot *s, uint32_t m, uint8_t *state,
+			    struct late *lt)
+{
+	uint32_t best = UINT32_MAX, claim = pos;
+	size_t k, j;
+
+	for (k = 0; k < lt->len; k++) {
+		uint32_t x = lt->list[k], d = steps_to(cur, pos, x, m);
+		int nearer = state[x] == FREE && d < best;
+
+		lt->dist[k] = d;
+		best = nearer ? d : best;
+		claim = nearer ? x : claim;
+	}
+	for (k = j = 0; k < lt->len; k++) {
+		uint32_t x = lt->list[k];
+
+		if (lt->dist[k] < best && state[x] == TAKEN) {
+			state[x] = TAKEN_WITH_SECONDARY;
+			s[x].secondary = cur->id;
+			continue;
+		}
+		lt->list[j++] = x;
+	}
+	lt->len = j;
+	state[claim] = TAKEN;
+	s[claim].primary = cur->id;
+	return addmod(claim, cur->skip, m);
+}
+
+#define DONE_WORD	(2 * BYTES_01)
+
+/*
+ * The first slot from x on that is not done, m if none: 8 state bytes at
+ * a time (the state is padded with done bytes to a multiple of 8).
+ */
+static uint32_t next_not_done(const uint8_t *state, uint32_t x, uint32_t m)
+{
+	for (; x < m && (x & 7); x++)
+		if (state[x] != TAKEN_WITH_SECONDARY)
+			return x;
+	for (; x < m; x += 8) {
+		uint64_t v;
+
+		memcpy(&v, state + x, sizeof(v));
+		v = le64toh(v) ^ DONE_WORD;
+		if (v)
+			return x + (__builtin_ctzll(v) >> 3);
+	}
+	return m;
+}
+
+/* Collect the slots that are not done; 0 if more than the list holds. */
+static int late_start(struct late *lt, const uint8_t *state, uint32_t m)
+{
+	uint32_t x;
+
+	lt->len = 0;
+	for (x = next_not_done(state, 0, m); x < m;
+	     x = next_not_done(state, x + 1, m)) {
+		if (lt->len == lt->cap)
+			return 0;
+		lt->list[lt->len++] = x;
+	}
+	return 1;
+}
+
+/*
+ * Population proper: every slot gets a primary.  Turns go one probe at a
+ * time until only 1/256 of the slots are free (measured at M = 65537: the
+ * better of the two up to there), then 8 at a time, then, for the last
+ * lt->from, by distance.
+ */
+static void populate(struct walker *w, size_t n, struct xlb_slot *s,
+		     uint32_t m, uint8_t *state, struct late *lt)
+{
+	uint32_t filled = 0, blocks_from = m - m / 256, t;
+	uint32_t late_from = m - lt->from;
 	size_t i;
 
 	for (;;) {
 		for (i = 0; i < n; i++) {
 			struct walker *cur = &w[i];
-			uint32_t pos = cur->pos, skip = cur->skip;
+			uint32_t pos = cur->pos;
 
 			for (t = 0; t < cur->turns; t++) {
-				uint8_t st;
-
-				while ((st = state[pos]) != FREE) {
-					if (st == TAKEN) {
-						state[pos] = TAKEN_WITH_SECONDARY;
-						s[pos].secondary = cur->id;
-					}
-					pos = advance(pos, skip, m);
+				if (filled == late_from && lt->from >= LATE_MIN) {
+					lt->on = late_start(lt, state, m);
+					if (lt->on)
+						walkers_inverse(w, n, m);
 				}
-				state[pos] = TAKEN;
-				s[pos].primary = cur->id;
-				pos = advance(pos, skip, m);
+				if (lt->on)
+					pos = turn_direct(cur, pos, s, m, state,
+							  lt);
+				else if (filled < blocks_from)
+					pos = turn_single(cur, pos, s, m, state);
+				else
+					pos = turn_blocks(cur, pos, s, m, state);
 				if (++filled == m) {
 					cur->pos = pos;
 					return;
@@ -99,19 +371,49 @@ static void populate(struct walker *w, size_t n, struct xlb_slot *s,
 }
 
 /*
- * Continue the walks until every slot has a secondary.  One step per backend
- * per round, whatever the weights: a heavy backend owns most slots and its
- * steps rarely help, so weighted turns here would only burn time.
+ * Continue the walks until every slot has a secondary: one step per backend
+ * per round, whatever the weights (a heavy backend owns most slots and its
+ * steps rarely help), the first backend other than the primary to reach a
+ * slot being its secondary.  Computed per slot rather than walked: backend
+ * k reaches slot x in round r_k = (x - pos_k) skip_k^-1 mod M, so the
+ * secondary is the least (r_k, k).
  */
-static void complete_secondaries(struct walker *w, size_t n,
+static void complete_by_distance(struct walker *w, size_t n,
 				 struct xlb_slot *s, uint32_t m,
-				 uint8_t *state)
+				 const uint8_t *state, const struct late *lt)
 {
-	uint32_t missing = 0, i;
+	uint32_t x;
+	size_t k, i = 0;
+
+	if (!lt->on)
+		walkers_inverse(w, n, m);
+	/* the late list holds exactly the slots not done, if it was kept */
+	for (x = lt->on ? (lt->len ? lt->list[0] : m) : next_not_done(state, 0, m);
+	     x < m;
+	     x = lt->on ? (++i < lt->len ? lt->list[i] : m) :
+			  next_not_done(state, x + 1, m)) {
+		uint64_t best = UINT64_MAX;
+
+		for (k = 0; k < n; k++) {
+			uint64_t r;
+
+			if (w[k].id == s[x].primary)
+				continue;
+			r = steps_to(&w[k], w[k].pos, x, m);
+			if (r * n + k < best)
+				best = r * n + k;
+		}
+		s[x].secondary = w[best % n].id;
+	}
+}
+
+/* The walks themselves, one step per backend per round. */
+static void complete_by_walking(struct walker *w, size_t n,
+				struct xlb_slot *s, uint32_t m,
+				uint8_t *state, uint32_t missing)
+{
 	size_t k;
 
-	for (i = 0; i < m; i++)
-		missing += state[i] != TAKEN_WITH_SECONDARY;
 	while (missing) {
 		for (k = 0; k < n && missing; k++) {
 			struct walker *cur = &w[k];
@@ -123,31 +425,76 @@ static void complete_secondaries(struct walker *w, size_t n,
 				s[pos].secondary = cur->id;
 				missing--;
 			}
-			cur->pos = advance(pos, cur->skip, m);
+			cur->pos = addmod(pos, cur->skip, m);
 		}
 	}
+}
+
+/*
+ * The same secondaries either way: computing costs N distances per slot
+ * left, walking about M ln(slots left) probes; small tables with many
+ * backends walk.
+ */
+static void complete_secondaries(struct walker *w, size_t n,
+				 struct xlb_slot *s, uint32_t m,
+				 uint8_t *state, const struct late *lt)
+{
+	uint64_t missing = 0, walk = m;
+	uint32_t x;
+
+	if (lt->on)
+		missing = lt->len;
+	else
+		for (x = next_not_done(state, 0, m); x < m;
+		     x = next_not_done(state, x + 1, m))
+			missing++;
+	if (!missing)
+		return;
+	for (x = 1; x < missing; x *= 2)
+		walk += m / 2;	/* ~ M ln(missing) */
+	/* the inverses, if not there yet, cost about 8 distances a walker */
+	if ((missing + (lt->on ? 0 : 8)) * n <= walk)
+		complete_by_distance(w, n, s, m, state, lt);
+	else
+		complete_by_walking(w, n, s, m, state, (uint32_t)missing);
+}
+
+/* Free slots left when turns go by distance: about sqrt(M) / 6. */
+static uint32_t late_slots(uint32_t m)
+{
+	uint32_t r = 1;
+
+	while ((r + 1) * (r + 1) * 36 <= m)
+		r++;
+	return r;
 }
 
 int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 {
 	uint32_t m = c->p->size;
+	size_t wbytes = (c->n_usable * sizeof(struct walker) + 63) & ~(size_t)63;
+	struct late lt = { .from = late_slots(m) };
+	size_t padded = (m + 7) & ~(size_t)7;
 	struct walker *w;
 	uint8_t *state;
-	int ret = 0;
+	char *scratch;
 
-	w = calloc(c->n_usable, sizeof(*w));
-	state = calloc(m, 1);
-	if (!w || !state) {
-		ret = xlb_errf(err, ENOMEM, "out of memory for %zu backends",
-			       c->n_usable);
-		goto out;
-	}
+	/* measured: 6 to 16 times as many slots are not done then */
+	lt.cap = 32 * (size_t)lt.from;
+	scratch = xlb_build_scratch(c, wbytes + 2 * lt.cap * sizeof(uint32_t) +
+					       padded);
+	if (!scratch)
+		return xlb_errf(err, ENOMEM, "out of memory for %zu backends",
+				c->n_usable);
+	w = (struct walker *)scratch;
+	lt.list = (uint32_t *)(scratch + wbytes);
+	lt.dist = lt.list + lt.cap;
+	state = (uint8_t *)(lt.dist + lt.cap);
+	memset(state, FREE, m);
+	memset(state + m, TAKEN_WITH_SECONDARY, padded - m);
 	walkers_init(w, c);
-	populate(w, c->n_usable, c->slots, m, state);
+	populate(w, c->n_usable, c->slots, m, state, &lt);
 	if (c->n_usable >= 2)
-		complete_secondaries(w, c->n_usable, c->slots, m, state);
-out:
-	free(w);
-	free(state);
-	return ret;
+		complete_secondaries(w, c->n_usable, c->slots, m, state, &lt);
+	return 0;
 }
