@@ -1242,6 +1242,7 @@ int xlb_main(struct xdp_md *ctx)
 	struct fc_ref ref;
 	struct xlb_config *cfg;
 	__u32 key = 0;
+	__u64 *n;
 	int action = XLB_GENERAL;
 
 	if ((void *)(eth + 1) <= (void *)(long)ctx->data_end) {
@@ -1269,7 +1270,6 @@ int xlb_main(struct xdp_md *ctx)
 	if (action == XLB_ANSWER)
 		action = answer_too_big(ctx, &fa.p, fa.p.l3_off, fa.answer_mtu,
 					fa.answer_ttl) ? XDP_DROP : XDP_TX;
-	__u64 *n;
 
 	key = action;
 	n = bpf_map_lookup_elem(&xlb_actions, &key);
