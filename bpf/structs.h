@@ -402,6 +402,15 @@ struct xlb_gue_hdr {
 	__be16 flags;		/* XLB_GUE_FLAGS */
 };
 
+/*
+ * The parts of hlen_cver, for every reader of xlb's GUE (the decap
+ * program, xlb_redirect): the version, C (a control message, not data)
+ * and hlen, the 4-byte words of optional fields after the header.
+ */
+#define XLB_GUE_VERSION(b)	((b) >> 6)
+#define XLB_GUE_C(b)		((b) & 0x20)
+#define XLB_GUE_HLEN(b)		((b) & 0x1f)
+
 struct xlb_gue_hops {
 	__u8 magic;		/* XLB_GUE_HOPS_MAGIC */
 	__u8 count;		/* addresses that follow */
