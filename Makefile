@@ -26,7 +26,7 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Wdeclaration-after-statement \
 # Keep map lookups where the source has them.  clang otherwise sinks the
 # lookups of a switch's arms (one map per table size, bpf/xlb.bpf.c) into
 # one call on several maps, which the verifier can only make a helper call
-# instead of inlining it: correct, but a call per lookup (BENCHMARKS.md).
+# instead of inlining it: correct, but a call per lookup (docs/datapath.md).
 BPF_CFLAGS += -mllvm -simplifycfg-sink-common=false
 # <linux/types.h> needs <asm/types.h>, which Debian keeps in the multiarch
 # directory that clang -target bpf does not search on its own.

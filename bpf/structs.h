@@ -221,7 +221,7 @@ _Static_assert(__builtin_offsetof(struct xlb_backend, dmac) % 8 == 0 &&
  * reads it); bucket = xlb_ct_bucket(index hash of the flow as received).
  * A lookup compares the flow with the entries of its bucket in the
  * program itself, where the kernel's hash maps would cost a call, a
- * jhash and a memcmp each (pkt benchmark; BENCHMARKS.md).  An insert
+ * jhash and a memcmp each (docs/datapath.md).  An insert
  * takes a free way, else the way seen longest ago: a bucket-local LRU.
  *
  * Entries are written without a lock, by several CPUs at once at worst.
@@ -270,7 +270,7 @@ _Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
  * `misses`, cleared by each of its hits).  Unkeyed, because it decides
  * nothing: flows aimed at one slot only take the whole path.  512 slots
  * of 128 bytes (64 KiB a CPU): with 4096 (512 KiB) every miss cost more,
- * a stateless VIP's new flow 15-19% (pkt benchmark; README).
+ * a stateless VIP's new flow most (docs/datapath.md).
  */
 #define XLB_FC_SLOTS		512
 #define XLB_FC_LIFE		2	/* an entry lives 1/XLB_FC_LIFE s */

@@ -11,7 +11,8 @@ Fails (exit 1, one line per finding: FILE:LINE: what) when
     `tests/...`, `tools/...`, `dist/...`, `docs/...`) names none;
   - a file of the tree cites "docs/design.md contract N" (or "contracts N
     and M") and docs/design.md has no contract N, or still cites the
-    design by another name than docs/design.md;
+    design by another name than docs/design.md, or names a page of docs/
+    that is not there;
   - README.md is longer than 150 lines;
   - README.md names a make goal the Makefile does not have, or an xlbctl
     command (or `xlbctl set` setting) that `xlbctl --help` does not list.
@@ -106,6 +107,7 @@ GAP = r"(?:\s|\n\s*(?:\*|#|//)?)+"
 CITE = re.compile(r"docs/design\.md" + GAP + r"contracts?" + GAP +
                   r"(\d+(?:" + GAP + r"(?:,|and|&)" + GAP + r"\d+|," + GAP + r"\d+)*)")
 STALE = re.compile(r"\bDESIGN" + GAP + r"contracts?\b")
+DOC_PAGE = re.compile(r"(?<![\w/.-])docs/[\w.-]+\.md\b")
 
 
 def check_citations(root, contracts):
@@ -126,6 +128,10 @@ def check_citations(root, contracts):
         for m in STALE.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             finding(rel, line, "cites the design as DESIGN; cite docs/design.md contract N")
+        for m in DOC_PAGE.finditer(text):
+            if not os.path.isfile(os.path.join(root, m.group(0))):
+                line = text.count("\n", 0, m.start()) + 1
+                finding(rel, line, f"names {m.group(0)}, which is not in the tree")
     return count
 
 

@@ -4,12 +4,13 @@
 # The docs a newcomer reads stay true to the tree (tests/lib/doccheck.py):
 # relative links in README.md, docs/*.md, BENCHMARKS.md and kmod/README.md
 # reach files that exist, and so do the tree's paths in their code spans;
-# every "docs/design.md contract N" cited anywhere
-# names a contract docs/design.md has; README.md stays under 150 lines;
-# the make goals and xlbctl commands README.md names exist (the Makefile,
-# xlbctl --help).  Then the checker is shown to fail: on copies of the
-# docs, each with one fault put in, it must exit 1 and name the fault, and
-# a copy without a fault must pass.  Prints TAP.
+# every "docs/design.md contract N" cited anywhere names a contract
+# docs/design.md has, and every page of docs/ a file names exists;
+# README.md stays under 150 lines; the make goals and xlbctl commands
+# README.md names exist (the Makefile, xlbctl --help).  Then the checker
+# is shown to fail: on copies of the docs, each with one fault put in, it
+# must exit 1 and name the fault, and a copy without a fault must pass.
+# Prints TAP.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -64,10 +65,17 @@ faulty() {
 copy
 tap_check "a copy of the docs without a fault passes" "${CHECK[@]}" --root "$tmp/t"
 
+# Names of missing pages are put together here, so that this file names none.
+guide=docs/guide
 copy
-printf 'See [the guide](docs/guide.md).\n' >>"$tmp/t/README.md"
+printf 'See [the guide](%s.md).\n' "$guide" >>"$tmp/t/README.md"
 faulty "a link to a missing file fails" \
-	"README.md:$(wc -l <"$tmp/t/README.md"): link to a missing file: docs/guide.md"
+	"README.md:$(wc -l <"$tmp/t/README.md"): link to a missing file: $guide.md"
+
+copy
+printf '/* how it works: %s.md */\n' "$guide" >"$tmp/t/src/e.c"
+faulty "a file naming a page of docs/ that is not there fails" \
+	"src/e.c:1: names $guide.md, which is not in the tree"
 
 copy
 printf 'The table is built by `user/lib/maglev.c` and `user/maglev.c`.\n' \
