@@ -21,11 +21,12 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	      -fno-omit-frame-pointer
 # the harness compares literals (int) with whatever the test passes
 TEST_CFLAGS = -I$(O)/kselftest -Itools/lib -Wno-unused-parameter -Wno-sign-compare
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Ibpf -I$(O)
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Wdeclaration-after-statement \
+	      -Ibpf -I$(O)
 # Keep map lookups where the source has them.  clang otherwise sinks the
 # lookups of a switch's arms (one map per table size, bpf/xlb.bpf.c) into
 # one call on several maps, which the verifier can only make a helper call
-# instead of inlining it: correct, but a call per lookup (BENCHMARKS.md).
+# instead of inlining it: correct, but a call per lookup (docs/datapath.md).
 BPF_CFLAGS += -mllvm -simplifycfg-sink-common=false
 # <linux/types.h> needs <asm/types.h>, which Debian keeps in the multiarch
 # directory that clang -target bpf does not search on its own.

@@ -238,7 +238,7 @@ _Static_assert(__builtin_offsetof(struct xlb_backend, dmac) % 8 == 0 &&
  * reads it); bucket = xlb_ct_bucket(index hash of the flow as received).
  * A lookup compares the flow with the entries of its bucket in the
  * program itself, where the kernel's hash maps would cost a call, a
- * jhash and a memcmp each (pkt benchmark; BENCHMARKS.md).  An insert
+ * jhash and a memcmp each (docs/datapath.md).  An insert
  * takes a free way, else the way seen longest ago: a bucket-local LRU.
  *
  * Entries are written without a lock, by several CPUs at once at worst.
@@ -337,7 +337,7 @@ _Static_assert(sizeof(struct xlb_ct_guard) == 32, "xlb_ct_guard layout");
  * `misses`, cleared by each of its hits).  Unkeyed, because it decides
  * nothing: flows aimed at one slot only take the whole path.  512 slots
  * of 128 bytes (64 KiB a CPU): with 4096 (512 KiB) every miss cost more,
- * a stateless VIP's new flow 15-19% (pkt benchmark; README).
+ * a stateless VIP's new flow most (docs/datapath.md).
  */
 #define XLB_FC_SLOTS		512
 #define XLB_FC_LIFE		2	/* an entry lives 1/XLB_FC_LIFE s */
@@ -525,6 +525,15 @@ struct xlb_gue_hdr {
 	__u8 proto;		/* inner: IPPROTO_IPIP or IPPROTO_IPV6 */
 	__be16 flags;		/* XLB_GUE_FLAGS */
 };
+
+/*
+ * The parts of hlen_cver, for every reader of xlb's GUE (the decap
+ * program, xlb_redirect): the version, C (a control message, not data)
+ * and hlen, the 4-byte words of optional fields after the header.
+ */
+#define XLB_GUE_VERSION(b)	((b) >> 6)
+#define XLB_GUE_C(b)		((b) & 0x20)
+#define XLB_GUE_HLEN(b)		((b) & 0x1f)
 
 struct xlb_gue_hops {
 	__u8 magic;		/* XLB_GUE_HOPS_MAGIC */

@@ -1590,6 +1590,7 @@ int xlb_main(struct xdp_md *ctx)
 	struct fc_ref ref;
 	struct xlb_config *cfg;
 	__u32 key = 0;
+	__u64 *n;
 	int action = XLB_GENERAL;
 
 	if ((void *)(eth + 1) <= (void *)(long)ctx->data_end) {
@@ -1618,7 +1619,6 @@ int xlb_main(struct xdp_md *ctx)
 		action = answer_echo(ctx, &fa.p);
 	if (action == XLB_ANSWER)
 		action = too_big_reply(ctx, &fa);
-	__u64 *n;
 
 	key = action;
 	n = bpf_map_lookup_elem(&xlb_actions, &key);

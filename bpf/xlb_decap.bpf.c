@@ -74,10 +74,6 @@
 #define IP_MF		0x2000
 #define IP_OFFSET	0x1fff
 
-#define GUE_VERSION(b)	((b) >> 6)
-#define GUE_C(b)	((b) & 0x20)
-#define GUE_HLEN(b)	((b) & 0x1f)
-
 char LICENSE[] SEC("license") = "GPL";
 
 volatile const __u16 gue_port = XLB_GUE_PORT_DEFAULT;
@@ -297,11 +293,11 @@ static __always_inline int parse_gue(struct cursor *c, struct tunnel *t)
 	ulen = bpf_ntohs(udp->len);
 	if (ulen < sizeof(*udp) + sizeof(*gue) || ulen > t->rem)
 		return MALFORMED;
-	if (GUE_VERSION(gue->hlen_cver) != 0 || GUE_C(gue->hlen_cver))
+	if (XLB_GUE_VERSION(gue->hlen_cver) != 0 || XLB_GUE_C(gue->hlen_cver))
 		return MALFORMED;
 	if (gue->proto != IPPROTO_IPIP && gue->proto != IPPROTO_IPV6)
 		return MALFORMED;
-	glen = sizeof(*gue) + GUE_HLEN(gue->hlen_cver) * 4;
+	glen = sizeof(*gue) + XLB_GUE_HLEN(gue->hlen_cver) * 4;
 	if (sizeof(*udp) + glen > ulen)
 		return MALFORMED;
 	c->pos = (void *)gue + glen;

@@ -66,10 +66,6 @@ static ushort port = XLB_GUE_PORT_DEFAULT;
 module_param(port, ushort, 0444);
 MODULE_PARM_DESC(port, "UDP port of xlb's GUE tunnel (default 6080)");
 
-#define GUE_VERSION(b)	((b) >> 6)
-#define GUE_CONTROL	0x20
-#define GUE_HLEN(b)	((b) & 0x1f)
-
 /* Counters of one namespace; names as /proc/net/xlb_redirect shows them. */
 enum xlbr_stat {
 	XLBR_RECEIVED,		/* GUE datagrams on the port */
@@ -169,8 +165,8 @@ static int xlbr_parse_gue(struct sk_buff *skb, struct xlbr_pkt *p)
 	u8 fam;
 
 	gue = skb_header_pointer(skb, off, sizeof(_gue), &_gue);
-	if (!gue || GUE_VERSION(gue->hlen_cver) != 0 ||
-	    (gue->hlen_cver & GUE_CONTROL) || gue->flags != htons(XLB_GUE_FLAGS))
+	if (!gue || XLB_GUE_VERSION(gue->hlen_cver) != 0 ||
+	    XLB_GUE_C(gue->hlen_cver) || gue->flags != htons(XLB_GUE_FLAGS))
 		return -EINVAL;
 	if (gue->proto == IPPROTO_IPIP)
 		p->inner_family = AF_INET;
@@ -178,7 +174,7 @@ static int xlbr_parse_gue(struct sk_buff *skb, struct xlbr_pkt *p)
 		p->inner_family = AF_INET6;
 	else
 		return -EINVAL;
-	hlen = GUE_HLEN(gue->hlen_cver) * 4;
+	hlen = XLB_GUE_HLEN(gue->hlen_cver) * 4;
 	off += sizeof(*gue);
 	p->inner_off = off + hlen;
 	if (p->inner_off > skb->len)

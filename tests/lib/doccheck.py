@@ -6,10 +6,13 @@
 
 Fails (exit 1, one line per finding: FILE:LINE: what) when
   - a relative link in README.md, docs/*.md, BENCHMARKS.md or
-    kmod/README.md points at a file that does not exist;
+    kmod/README.md points at a file that does not exist, or a path of the
+    tree in their code spans (`bpf/...`, `user/...`, `kmod/...`,
+    `tests/...`, `tools/...`, `dist/...`, `docs/...`) names none;
   - a file of the tree cites "docs/design.md contract N" (or "contracts N
     and M") and docs/design.md has no contract N, or still cites the
-    design by another name than docs/design.md;
+    design by another name than docs/design.md, or names a page of docs/
+    that is not there;
   - README.md is longer than 150 lines;
   - README.md names a make goal the Makefile does not have, or an xlbctl
     command (or `xlbctl set` setting) that `xlbctl --help` does not list.
@@ -45,18 +48,9 @@ def doc_files(root):
     return files
 
 
-def prose_lines(text):
-    """(line number, line) outside fenced code blocks, inline code removed."""
-    fenced = False
-    for n, line in enumerate(text.split("\n"), 1):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-            continue
-        if not fenced:
-            yield n, re.sub(r"`[^`]*`", "", line)
-
-
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+# a path from the top of the tree, in a code span: `user/lib/maglev.c`
+TREE_PATH = re.compile(r"^(?:bpf|user|kmod|tests|tools|dist|docs)/[A-Za-z0-9_./-]+$")
 
 
 def check_links(root, files):
@@ -64,8 +58,22 @@ def check_links(root, files):
     for rel in files:
         with open(os.path.join(root, rel), encoding="utf-8") as f:
             text = f.read()
-        for n, line in prose_lines(text):
-            for target in LINK.findall(line):
+        fenced = False
+        for n, line in enumerate(text.split("\n"), 1):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+                continue
+            if fenced:
+                continue
+            for span in re.findall(r"`([^`]*)`", line):
+                for word in span.split():
+                    word = word.rstrip(".,;:)")
+                    if not TREE_PATH.match(word):
+                        continue
+                    count += 1
+                    if not os.path.exists(os.path.join(root, word)):
+                        finding(rel, n, f"names a path that is not in the tree: {word}")
+            for target in LINK.findall(re.sub(r"`[^`]*`", "", line)):
                 if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
                     continue
                 path = target.split("#", 1)[0]
@@ -99,6 +107,7 @@ GAP = r"(?:\s|\n\s*(?:\*|#|//)?)+"
 CITE = re.compile(r"docs/design\.md" + GAP + r"contracts?" + GAP +
                   r"(\d+(?:" + GAP + r"(?:,|and|&)" + GAP + r"\d+|," + GAP + r"\d+)*)")
 STALE = re.compile(r"\bDESIGN" + GAP + r"contracts?\b")
+DOC_PAGE = re.compile(r"(?<![\w/.-])docs/[\w.-]+\.md\b")
 
 
 def check_citations(root, contracts):
@@ -119,6 +128,10 @@ def check_citations(root, contracts):
         for m in STALE.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             finding(rel, line, "cites the design as DESIGN; cite docs/design.md contract N")
+        for m in DOC_PAGE.finditer(text):
+            if not os.path.isfile(os.path.join(root, m.group(0))):
+                line = text.count("\n", 0, m.start()) + 1
+                finding(rel, line, f"names {m.group(0)}, which is not in the tree")
     return count
 
 
@@ -241,7 +254,7 @@ def main():
     n_goals, n_cmds = check_readme(a.root, os.path.abspath(a.xlbctl))
     for f in findings:
         print(f)
-    print(f"doccheck: {len(files)} docs, {n_links} relative links, "
+    print(f"doccheck: {len(files)} docs, {n_links} relative links and paths, "
           f"{len(contracts)} contracts, {n_cites} citations, "
           f"{n_goals} make goals, {n_cmds} xlbctl commands; "
           f"{len(findings)} findings")

@@ -3,12 +3,14 @@
 #
 # The docs a newcomer reads stay true to the tree (tests/lib/doccheck.py):
 # relative links in README.md, docs/*.md, BENCHMARKS.md and kmod/README.md
-# reach files that exist; every "docs/design.md contract N" cited anywhere
-# names a contract docs/design.md has; README.md stays under 150 lines;
-# the make goals and xlbctl commands README.md names exist (the Makefile,
-# xlbctl --help).  Then the checker is shown to fail: on copies of the
-# docs, each with one fault put in, it must exit 1 and name the fault, and
-# a copy without a fault must pass.  Prints TAP.
+# reach files that exist, and so do the tree's paths in their code spans;
+# every "docs/design.md contract N" cited anywhere names a contract
+# docs/design.md has, and every page of docs/ a file names exists;
+# README.md stays under 150 lines; the make goals and xlbctl commands
+# README.md names exist (the Makefile, xlbctl --help).  Then the checker
+# is shown to fail: on copies of the docs, each with one fault put in, it
+# must exit 1 and name the fault, and a copy without a fault must pass.
+# Prints TAP.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
@@ -25,7 +27,7 @@ out=$("${CHECK[@]}" --root . 2>&1)
 rc=$?
 tap_result $rc "the tree's docs pass the check" "$out"
 summary=$(tail -n 1 <<<"$out")
-if [[ $summary =~ ([0-9]+)\ relative\ links,\ ([0-9]+)\ contracts,\ ([0-9]+)\ citations,\ ([0-9]+)\ make\ goals,\ ([0-9]+)\ xlbctl ]] &&
+if [[ $summary =~ ([0-9]+)\ relative\ links\ and\ paths,\ ([0-9]+)\ contracts,\ ([0-9]+)\ citations,\ ([0-9]+)\ make\ goals,\ ([0-9]+)\ xlbctl ]] &&
    ((BASH_REMATCH[1] > 0 && BASH_REMATCH[2] > 0 && BASH_REMATCH[3] > 0 &&
      BASH_REMATCH[4] > 0 && BASH_REMATCH[5] > 0)); then
 	tap_ok "it checked links, contracts, citations, make goals and xlbctl commands"
@@ -34,12 +36,17 @@ else
 		"summary: $summary"
 fi
 
-# copy: a fresh copy of the docs the checker reads, in $tmp/t
+# copy: a fresh copy of the docs the checker reads, in $tmp/t, beside
+# links to the folders of the tree they name
 copy() {
+	local d
+
 	rm -rf "$tmp/t"
-	mkdir -p "$tmp/t/kmod" "$tmp/t/src"
+	mkdir -p "$tmp/t/src"
 	cp -r README.md BENCHMARKS.md Makefile docs "$tmp/t/"
-	cp kmod/README.md "$tmp/t/kmod/"
+	for d in bpf dist kmod tests tools user; do
+		ln -s "$PWD/$d" "$tmp/t/$d"
+	done
 }
 
 # faulty NAME EXPECTED: the checker on $tmp/t exits 1 and prints EXPECTED
@@ -58,10 +65,29 @@ faulty() {
 copy
 tap_check "a copy of the docs without a fault passes" "${CHECK[@]}" --root "$tmp/t"
 
+# Names of missing pages are put together here, so that this file names none.
+guide=docs/guide
 copy
-printf 'See [the guide](docs/guide.md).\n' >>"$tmp/t/README.md"
+printf 'See [the guide](%s.md).\n' "$guide" >>"$tmp/t/README.md"
 faulty "a link to a missing file fails" \
-	"README.md:$(wc -l <"$tmp/t/README.md"): link to a missing file: docs/guide.md"
+	"README.md:$(wc -l <"$tmp/t/README.md"): link to a missing file: $guide.md"
+
+copy
+printf '/* how it works: %s.md */\n' "$guide" >"$tmp/t/src/e.c"
+faulty "a file naming a page of docs/ that is not there fails" \
+	"src/e.c:1: names $guide.md, which is not in the tree"
+
+copy
+printf 'The table is built by `user/lib/maglev.c` and `user/maglev.c`.\n' \
+	>>"$tmp/t/docs/datapath.md"
+faulty "a path in a code span that is not in the tree fails" \
+	"names a path that is not in the tree: user/maglev.c"
+out=$("${CHECK[@]}" --root "$tmp/t" 2>&1)
+if grep -q "user/lib/maglev.c" <<<"$out"; then
+	tap_not_ok "a path that is in the tree passes" "$out"
+else
+	tap_ok "a path that is in the tree passes"
+fi
 
 copy
 printf 'Back to [the start](../README.md#try-it), on to [x](nowhere/x.md).\n' \

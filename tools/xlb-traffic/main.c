@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "traffic.h"
 
@@ -100,6 +101,18 @@ void usage(FILE *f)
 "                         [--expect ID=SHARE,...] [--alpha A] [-j] [-v]\n"
 "       xlb-traffic ping  ADDR [-c COUNT] [-W MS]\n"
 "IPv6 as [ADDR]:PORT.  See xlb-traffic(1).\n");
+}
+
+void usage_exit(int c)
+{
+	usage(c == 'h' ? stdout : stderr);
+	exit(c == 'h' ? 0 : 2);
+}
+
+void no_operands(int argc, char **argv)
+{
+	if (optind < argc)
+		die("unexpected argument '%s'", argv[optind]);
 }
 
 int main(int argc, char **argv)

@@ -168,16 +168,11 @@ void parse_client(int argc, char **argv, int mode, struct copts *o)
 		case 'v':
 			o->verbose++;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			usage_exit(c);
 		}
 	}
-	if (optind < argc)
-		die("unexpected argument '%s'", argv[optind]);
+	no_operands(argc, argv);
 	if (!have_to)
 		die("--to ADDR:PORT is required");
 	if (mode == 'h' && !have_duration)

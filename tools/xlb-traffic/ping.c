@@ -64,8 +64,7 @@ int cmd_ping(int argc, char **argv)
 			wait = parse_num(optarg, "-W", 1, 60000) / 1000.0;
 			break;
 		default:
-			usage(c == 'h' ? stdout : stderr);
-			exit(c == 'h' ? 0 : 2);
+			usage_exit(c);
 		}
 	}
 	if (optind != argc - 1)

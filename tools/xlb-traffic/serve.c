@@ -384,16 +384,11 @@ int cmd_serve(int argc, char **argv)
 		case OPT_READY:
 			ready = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			usage_exit(c);
 		}
 	}
-	if (optind < argc)
-		die("unexpected argument '%s'", argv[optind]);
+	no_operands(argc, argv);
 	if (!tcp_port && !udp_port)
 		tcp_port = udp_port = 80;
 	if (!*host) {

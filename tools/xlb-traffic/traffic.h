@@ -37,6 +37,14 @@ void die(const char *fmt, ...)
 void write_ready(const char *path);
 /* The usage text of every subcommand. */
 void usage(FILE *f);
+/*
+ * The end of every subcommand's option loop, for option c that no case
+ * took: -h prints the usage and exits 0, anything else prints it on
+ * stderr and exits 2.
+ */
+void usage_exit(int c) __attribute__((noreturn));
+/* After a subcommand's options, when it takes no operand: none is left. */
+void no_operands(int argc, char **argv);
 
 /* --- wire.c --------------------------------------------------------------- */
 

@@ -3,7 +3,7 @@
  * The data path's clock: kernel ticks (jiffies), what bpf_jiffies64()
  * returns and connection entries keep as last_seen.  Ticks are the cheapest
  * time a packet can read (one load; every helper call costs more than the
- * rest of a connection-table hit, BENCHMARKS.md), and their resolution
+ * rest of a connection-table hit, docs/datapath.md), and their resolution
  * (1 to 10 ms) is plenty for idle times and for which way is oldest.
  */
 #ifndef XLB_CLOCK_H

@@ -194,38 +194,27 @@ int dp_adopt(struct xlb_dp *dp, const struct map_spec *s, int fd,
 	return map_check(fd, s, err);
 }
 
-int xlb_dp_from_obj(struct xlb_dp *dp, struct bpf_object *obj,
-		    struct xlb_err *err)
+/*
+ * Open every map of the data path: fd_of gives map s's descriptor (of a
+ * loaded object, or of its pin) or a negative error; each is checked and
+ * kept.  Whole or not at all: after an error dp holds nothing.
+ */
+static int dp_open(struct xlb_dp *dp,
+		   int (*fd_of)(const struct map_spec *s, const void *from,
+				struct xlb_err *err),
+		   const void *from, struct xlb_err *err)
 {
-	const struct map_spec *s;
-	struct bpf_map *map;
 	size_t i;
 	int fd, ret;
 
 	dp_init(dp);
 	for (i = 0; i < N_MAPS; i++) {
-		s = &map_specs[i];
-		map = bpf_object__find_map_by_name(obj, s->name);
-		if (!map) {
-			ret = xlb_errf(err, ENOENT,
-				       "BPF object %s has no map named %s",
-				       bpf_object__name(obj), s->name);
-			goto fail;
-		}
-		fd = bpf_map__fd(map);
+		fd = fd_of(&map_specs[i], from, err);
 		if (fd < 0) {
-			ret = xlb_errf(err, EBADF,
-				       "map %s of BPF object %s is not created yet: load the object first",
-				       s->name, bpf_object__name(obj));
+			ret = fd;
 			goto fail;
 		}
-		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		if (fd < 0) {
-			ret = xlb_errf(err, errno, "cannot duplicate the fd of map %s: %s",
-				       s->name, strerror(errno));
-			goto fail;
-		}
-		ret = dp_adopt(dp, s, fd, err);
+		ret = dp_adopt(dp, &map_specs[i], fd, err);
 		if (ret)
 			goto fail;
 	}
@@ -238,48 +227,69 @@ fail:
 	return ret;
 }
 
+/* A descriptor of its own for map s of a loaded object. */
+static int obj_map_fd(const struct map_spec *s, const void *from,
+		      struct xlb_err *err)
+{
+	const struct bpf_object *obj = from;
+	struct bpf_map *map;
+	int fd;
+
+	map = bpf_object__find_map_by_name(obj, s->name);
+	if (!map)
+		return xlb_errf(err, ENOENT, "BPF object %s has no map named %s",
+				bpf_object__name(obj), s->name);
+	fd = bpf_map__fd(map);
+	if (fd < 0)
+		return xlb_errf(err, EBADF,
+				"map %s of BPF object %s is not created yet: load the object first",
+				s->name, bpf_object__name(obj));
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return xlb_errf(err, errno,
+				"cannot duplicate the fd of map %s: %s",
+				s->name, strerror(errno));
+	return fd;
+}
+
+/* The pin of map s in folder `from`, opened. */
+static int pin_map_fd(const struct map_spec *s, const void *from,
+		      struct xlb_err *err)
+{
+	const char *dir = from;
+	char path[4096], *dot;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, s->name) >=
+	    (int)sizeof(path))
+		return xlb_errf(err, ENAMETOOLONG,
+				"pin folder name is too long: %s", dir);
+	/* as bpf_object__pin_maps names pins: bpffs takes no dots */
+	for (dot = path + strlen(dir) + 1; (dot = strchr(dot, '.'));)
+		*dot = '_';
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		const char *hint = "";
+
+		if (fd == -ENOENT)
+			hint = is_abi_map(s) ?
+			       " (is the data path loaded and pinned there? xlb versions from before data path ABIs pin no such map)" :
+			       " (is the data path loaded and pinned there?)";
+		return xlb_errf(err, -fd, "cannot open pinned map %s: %s%s",
+				path, strerror(-fd), hint);
+	}
+	return fd;
+}
+
+int xlb_dp_from_obj(struct xlb_dp *dp, struct bpf_object *obj,
+		    struct xlb_err *err)
+{
+	return dp_open(dp, obj_map_fd, obj, err);
+}
+
 int xlb_dp_from_pins(struct xlb_dp *dp, const char *dir, struct xlb_err *err)
 {
-	const struct map_spec *s;
-	char path[4096], *dot;
-	size_t i;
-	int fd, ret;
-
-	dp_init(dp);
-	for (i = 0; i < N_MAPS; i++) {
-		s = &map_specs[i];
-		if (snprintf(path, sizeof(path), "%s/%s", dir, s->name) >=
-		    (int)sizeof(path)) {
-			ret = xlb_errf(err, ENAMETOOLONG,
-				       "pin folder name is too long: %s", dir);
-			goto fail;
-		}
-		/* as bpf_object__pin_maps names pins: bpffs takes no dots */
-		for (dot = path + strlen(dir) + 1; (dot = strchr(dot, '.'));)
-			*dot = '_';
-		fd = bpf_obj_get(path);
-		if (fd < 0) {
-			const char *hint = "";
-
-			if (fd == -ENOENT)
-				hint = is_abi_map(s) ?
-				       " (is the data path loaded and pinned there? xlb versions from before data path ABIs pin no such map)" :
-				       " (is the data path loaded and pinned there?)";
-			ret = xlb_errf(err, -fd, "cannot open pinned map %s: %s%s",
-				       path, strerror(-fd), hint);
-			goto fail;
-		}
-		ret = dp_adopt(dp, s, fd, err);
-		if (ret)
-			goto fail;
-	}
-	ret = dp_finish(dp, err);
-	if (ret)
-		goto fail;
-	return 0;
-fail:
-	xlb_dp_close(dp);
-	return ret;
+	return dp_open(dp, pin_map_fd, dir, err);
 }
 
 /* --- config --------------------------------------------------------------- */

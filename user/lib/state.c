@@ -871,32 +871,25 @@ static int backend_del(struct xlb_state *s, const struct xlb_op *op,
 	return 0;
 }
 
-static int apply_vip(struct xlb_state *s, const struct xlb_op *op,
-		     int *where, struct xlb_err *err)
+/* add, set or del of a VIP or a backend */
+static int apply_member(struct xlb_state *s, const struct xlb_op *op,
+			int *where, struct xlb_err *err)
 {
-	switch (op->verb) {
-	case XLB_VERB_ADD:
-		return vip_add(s, op, where, err);
-	case XLB_VERB_SET:
-		return vip_set(s, op, where, err);
-	case XLB_VERB_DEL:
-		return vip_del(s, op, err);
-	}
-	return xlb_errf(err, EINVAL, "vip has no verb %u", op->verb);
-}
+	bool vip = op->object == XLB_OBJ_VIP;
 
-static int apply_backend(struct xlb_state *s, const struct xlb_op *op,
-			 int *where, struct xlb_err *err)
-{
 	switch (op->verb) {
 	case XLB_VERB_ADD:
-		return backend_add(s, op, where, err);
+		return vip ? vip_add(s, op, where, err) :
+			     backend_add(s, op, where, err);
 	case XLB_VERB_SET:
-		return backend_set(s, op, where, err);
+		return vip ? vip_set(s, op, where, err) :
+			     backend_set(s, op, where, err);
 	case XLB_VERB_DEL:
-		return backend_del(s, op, where, err);
+		return vip ? vip_del(s, op, err) :
+			     backend_del(s, op, where, err);
 	}
-	return xlb_errf(err, EINVAL, "backend has no verb %u", op->verb);
+	return xlb_errf(err, EINVAL, "%s has no verb %u",
+			vip ? "vip" : "backend", op->verb);
 }
 
 /*
@@ -949,10 +942,8 @@ int xlb_state_apply_at(struct xlb_state *s, const struct xlb_op *op,
 			return link_attach(s, op, err);
 		return link_detach(s, op, err);
 	case XLB_OBJ_VIP:
-		ret = apply_vip(s, op, where, err);
-		break;
 	case XLB_OBJ_BACKEND:
-		ret = apply_backend(s, op, where, err);
+		ret = apply_member(s, op, where, err);
 		break;
 	default:
 		return xlb_errf(err, EINVAL, "unknown object %u", op->object);
