@@ -5,12 +5,17 @@
  * Transport: a Unix stream socket (default XLB_SOCKET_DEFAULT, mode 0660).
  * One request per connection is the common case, but a client may send
  * several in a row.  A message is one JSON object (json-c) followed by a
- * newline; at most XLB_MSG_MAX bytes including the newline.  The daemon
- * answers every request with exactly one message.  A message that is not
- * valid JSON, not an object, too large, or not finished within
- * XLB_MSG_TIMEOUT_MS of the connection's last byte gets an error answer (when
- * it can still be written) and the connection is closed; the daemon state is
- * unchanged.
+ * newline; at most XLB_MSG_MAX bytes including the newline from a peer
+ * that may change state, XLB_MSG_READ_MAX from others.  The daemon
+ * answers every request with exactly one message, in order; a request is
+ * handled once the answer before it was read.  A message that is too
+ * large, not finished within XLB_MSG_TIMEOUT_MS of its first byte, or has
+ * more than XLB_MSG_CONTAINERS_MAX objects and arrays, more elements than
+ * a request takes, or nesting deeper than XLB_MSG_DEPTH, gets an error
+ * answer (when it can still be written) and the connection is closed, as
+ * is a connection idle that long or whose answer is not read for that
+ * long; the daemon state is unchanged.  Of the daemon's client slots, a
+ * few are kept for peers that may change state.
  *
  * Request:   {"version": 1, "cmd": CMD, ...arguments}
  * Answer:    {"version": 1, "ok": true, "result": {...}}
@@ -124,5 +129,12 @@
 #define XLB_MSG_MAX		(32u << 20)	/* bytes, newline included: a whole
 					 * config file, JSON-escaped */
 #define XLB_MSG_TIMEOUT_MS	5000
+#define XLB_MSG_READ_MAX	(16u << 10)	/* bytes from a peer that may
+					 * only read: what reads need */
+#define XLB_MSG_CONTAINERS_MAX	8	/* objects and arrays in a request */
+#define XLB_MSG_DEPTH		3	/* json-c's nesting bound: a request,
+					 * an object of arrays of strings,
+					 * nests two deep */
+#define XLB_MSG_LINES_MAX	100000	/* elements of "lines" */
 
 #endif /* XLB_PROTO_H */

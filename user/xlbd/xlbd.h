@@ -218,6 +218,7 @@ struct xlbd {
 	struct xlbd_cluster *cl;	/* cluster mode (cluster.c), or NULL */
 
 	int ctl_fd;			/* the control socket, -1: none */
+	int ctl_epfd;			/* the loop's epoll, for its clients */
 	struct xlbd_client *clients;	/* XLBD_CLIENTS_MAX of them */
 	size_t n_clients;
 	uint64_t ctl_next_serial;	/* of the clients accepted */
