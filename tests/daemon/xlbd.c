@@ -1258,6 +1258,107 @@ TEST_F(xlbd, signals_with_metrics_on_reload_or_stop_but_never_kill)
 	}
 }
 
+/* --- metrics -------------------------------------------------------------- */
+
+/* GET /metrics in the test's namespace into out[]; curl's exit status. */
+static int scrape(struct env *e)
+{
+	return sh("nsenter --net=/var/run/netns/%s curl -sf http://127.0.0.1:9437/metrics",
+		  e->ns);
+}
+
+/* The value of the sample `name` (no labels) in out[]; -1 if none. */
+static double sample(const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = out;
+
+	while (p && *p) {
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			return atof(p + n + 1);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/*
+ * The connection table (up to 64M slots) is counted off the control loop:
+ * a scrape reads the last count, it does not count, and control requests
+ * are answered while a count runs.
+ */
+TEST_F(xlbd, scrapes_do_not_count_the_connection_table_nor_stall_control)
+{
+	struct xlb_err err = { "" };
+	struct xlb_flow f[1000];
+	struct xlb_ct ct[1000];
+	double counts, entries, took;
+	struct xlb_dp dp;
+	bool caught = false;
+	int i, tries;
+
+	EXPECT_EQ(0, ctl(&self->e, "shutdown")) TH_LOG("%s", out);
+	waitpid(self->e.pid, NULL, 0);
+	self->e.pid = 0;
+	ASSERT_EQ(0, daemon_start(&self->e, "--conntrack-entries 8388608"));
+	/* the first count */
+	for (tries = 0; tries < 300; tries++) {
+		if (!scrape(&self->e) && sample("xlb_conntrack_counts_total") >= 1)
+			break;
+		usleep(100000);
+	}
+	ASSERT_LE(1, sample("xlb_conntrack_counts_total")) TH_LOG("%s", out);
+	took = sample("xlb_conntrack_count_seconds");
+	TH_LOG("a count of 8M slots took %.3f s", took);
+
+	/* flows written behind the daemon's back: scrapes show the old count */
+	memset(f, 0, sizeof(f));
+	memset(ct, 0, sizeof(ct));
+	for (i = 0; i < 1000; i++) {
+		f[i].family = AF_INET;
+		f[i].proto = IPPROTO_TCP;
+		f[i].src.v4 = htonl(0xc6336400 + (i >> 8));
+		f[i].dst.v4 = htonl(0x0a640001);
+		f[i].sport = htons(10000 + i);
+		f[i].dport = htons(80);
+		ct[i].backend = 1;
+		ct[i].vip = 1;
+	}
+	ASSERT_EQ(0, scrape(&self->e));
+	counts = sample("xlb_conntrack_counts_total");
+	entries = sample("xlb_conntrack_entries");
+	ASSERT_EQ(0, xlb_dp_from_pins(&dp, self->e.pins, &err)) TH_LOG("%s", err.msg);
+	ASSERT_EQ(0, xlb_dp_ct_insert(&dp, f, ct, 1000));
+	xlb_dp_close(&dp);
+	ASSERT_EQ(0, scrape(&self->e));
+	if (sample("xlb_conntrack_counts_total") == counts &&
+	    sample("xlb_conntrack_counting") == 0)
+		EXPECT_EQ(entries, sample("xlb_conntrack_entries"));
+	/* ... until the next count, which sees them */
+	for (tries = 0; tries < 300; tries++) {
+		if (!scrape(&self->e) && sample("xlb_conntrack_entries") == 1000)
+			break;
+		usleep(100000);
+	}
+	EXPECT_EQ(1000, sample("xlb_conntrack_entries")) TH_LOG("%s", out);
+
+	/* catch a count running: control answers before it ends */
+	for (tries = 0; tries < 3000 && !caught; tries++) {
+		if (scrape(&self->e) || sample("xlb_conntrack_counting") != 1) {
+			usleep(10000);
+			continue;
+		}
+		counts = sample("xlb_conntrack_counts_total");
+		ASSERT_EQ(0, ctl(&self->e, "status")) TH_LOG("%s", out);
+		ASSERT_EQ(0, ctl(&self->e, "stats")) TH_LOG("%s", out);
+		ASSERT_EQ(0, scrape(&self->e));
+		caught = sample("xlb_conntrack_counting") == 1 &&
+			 sample("xlb_conntrack_counts_total") == counts;
+	}
+	EXPECT_TRUE(caught) TH_LOG("no control request answered during a count");
+}
+
 /* --- health --------------------------------------------------------------- */
 
 /* A TCP listener on addr:port inside the namespace; returns its pid. */

@@ -97,7 +97,10 @@
  *                       "backends": [{"name", "addr", "packets",
  *                       "bytes"}]}],
  *             "events": {"malformed": n, ...}, "actions": {"aborted",
- *             "drop", "pass", "tx", "redirect"}, "conntrack_entries": n,
+ *             "drop", "pass", "tx", "redirect"},
+ *             "conntrack_entries"?: n, "conntrack_age_s"?: s (the table
+ *             is counted off the loop, every 10 s or more: n as of the
+ *             count that ended s ago; neither before the first count),
  *             "conntrack_capacity": n}
  *             Counters are totals since the maps were created; clients
  *             compute rates from two answers.

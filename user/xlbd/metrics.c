@@ -2,7 +2,8 @@
 /*
  * Prometheus metrics over HTTP (libmicrohttpd, its own thread): GET
  * /metrics answers the text exposition format.  The handler takes d->lock,
- * so it sees one consistent state between two changes.
+ * so it sees one consistent state between two changes; it only reads
+ * what is at hand: the connection table is counted by ctcount.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -67,6 +68,7 @@ static void render(struct xlbd *d, struct buf *b)
 	static const char *const actions[XLB_ACTIONS] = {
 		"aborted", "drop", "pass", "tx", "redirect" };
 	static const char *const states[] = { "active", "drain", "down" };
+	struct xlbd_ct_figures ctf;
 	size_t i, k;
 	__u32 ct = 0;
 
@@ -157,9 +159,27 @@ static void render(struct xlbd *d, struct buf *b)
 	for (k = 0; k < XLB_ACTIONS; k++)
 		bprintf(b, "xlb_xdp_actions_total{action=\"%s\"} %llu\n",
 			actions[k], (unsigned long long)act[k]);
-	help(b, "xlb_conntrack_entries", "gauge", "connection table entries");
-	xlb_dp_ct_count(&d->dp, &ct);
-	bprintf(b, "xlb_conntrack_entries %u\n", ct);
+	if (xlbd_ctcount_get(d, &ctf)) {
+		help(b, "xlb_conntrack_entries", "gauge",
+		     "connection table entries, as of the last count");
+		bprintf(b, "xlb_conntrack_entries %u\n", ctf.count);
+		help(b, "xlb_conntrack_count_age_seconds", "gauge",
+		     "seconds since that count ended");
+		bprintf(b, "xlb_conntrack_count_age_seconds %.3f\n", ctf.age_s);
+		help(b, "xlb_conntrack_count_seconds", "gauge",
+		     "seconds the last count took (off the control loop)");
+		bprintf(b, "xlb_conntrack_count_seconds %.3f\n", ctf.seconds);
+	}
+	if (d->ctcount) {
+		xlbd_ctcount_get(d, &ctf);
+		help(b, "xlb_conntrack_counts_total", "counter",
+		     "counts of the connection table done");
+		bprintf(b, "xlb_conntrack_counts_total %llu\n",
+			(unsigned long long)ctf.counts);
+		help(b, "xlb_conntrack_counting", "gauge",
+		     "1 while the connection table is being counted");
+		bprintf(b, "xlb_conntrack_counting %d\n", ctf.counting);
+	}
 	if (!xlb_dp_ct_capacity(&d->dp, &ct)) {
 		help(b, "xlb_conntrack_capacity", "gauge",
 		     "flows the connection table holds at most");

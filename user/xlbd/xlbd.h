@@ -215,6 +215,7 @@ struct xlbd {
 	uint64_t hc_results[2];		/* failed, succeeded */
 
 	void *metrics;			/* struct MHD_Daemon */
+	struct xlbd_ctcount *ctcount;	/* ctcount.c, or NULL */
 	struct xlbd_cluster *cl;	/* cluster mode (cluster.c), or NULL */
 
 	int ctl_fd;			/* the control socket, -1: none */
@@ -382,6 +383,20 @@ int xlbd_show_stats(struct xlbd *d, const char *vip, struct json_object **out,
 		    struct xlb_err *err);
 int xlbd_explain(struct xlbd *d, const char *flow, struct json_object **out,
 		 struct xlb_err *err);
+
+/* ctcount.c: the connection table counted off the loop (no lock) */
+#define XLBD_CT_COUNT_INTERVAL_S	10
+struct xlbd_ct_figures {
+	uint32_t count;		/* entries in use */
+	double age_s;		/* seconds since the count ended */
+	double seconds;		/* it took */
+	uint64_t counts;	/* counts done since start */
+	bool counting;		/* one runs now */
+};
+int xlbd_ctcount_start(struct xlbd *d);
+void xlbd_ctcount_stop(struct xlbd *d);
+/* The last count; false while the first one runs. */
+bool xlbd_ctcount_get(struct xlbd *d, struct xlbd_ct_figures *f);
 
 /* metrics.c */
 int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err);
