@@ -910,6 +910,95 @@ TEST_F(xlbd, reader_that_does_not_read_a_large_answer_blocks_nobody)
 	free(ans);
 }
 
+static int exec_vip_add(struct env *e)
+{
+	static const char req[] =
+		"{\"version\":1,\"cmd\":\"exec\",\"args\":[\"vip\",\"add\",\"10.1.1.1:1/tcp\"]}\n";
+	char buf[4096];
+
+	if (raw_call(e, req, strlen(req), buf, sizeof(buf), 3000))
+		return 1;
+	if (!strstr(buf, "\"ok\":true")) {
+		fprintf(stderr, "# %s", buf);
+		return 2;
+	}
+	return 0;
+}
+
+/* As uid and gid nobody with supplementary group gid 100 (users). */
+static int in_group_users(struct env *e, int (*fn)(struct env *e))
+{
+	gid_t g = 100;
+	pid_t pid = fork();
+	int st;
+
+	if (!pid) {
+		if (setgroups(1, &g) || setgid(65534) || setuid(65534))
+			_exit(100);
+		_exit(fn(e));
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* --group counts members through a supplementary group as members. */
+TEST_F(xlbd, group_members_by_a_supplementary_group_may_change)
+{
+	if (!getgrnam("users") || getgrnam("users")->gr_gid != 100)
+		SKIP(return, "no group users with gid 100");
+	daemon_stop(&self->e, SIGTERM);
+	ASSERT_EQ(0, daemon_start(&self->e, "--group users"));
+	EXPECT_EQ(0, in_group_users(&self->e, exec_vip_add));
+	ctl(&self->e, "vip show");
+	EXPECT_NE(NULL, strstr(out, "10.1.1.1")) TH_LOG("%s", out);
+	/* and one of no group of the daemon's may not */
+	ASSERT_EQ(0, chmod(self->e.sock, 0666));
+	ASSERT_EQ(0, ctl(&self->e, "vip del 10.1.1.1:1/tcp"));
+	EXPECT_EQ(2, as_nobody(&self->e, exec_vip_add));
+	ctl(&self->e, "vip show");
+	EXPECT_EQ(NULL, strstr(out, "10.1.1.1")) TH_LOG("%s", out);
+}
+
+static int read_without_secrets(struct env *e)
+{
+	static const char save[] = "{\"version\":1,\"cmd\":\"save\"}\n";
+	static const char expl[] =
+		"{\"version\":1,\"cmd\":\"explain\",\"flow\":\"tcp 198.51.100.7:40000 -> 10.100.0.1:80\"}\n";
+	static char buf[65536];
+
+	if (raw_call(e, save, strlen(save), buf, sizeof(buf), 3000) ||
+	    !strstr(buf, "\"ok\":true") || !strstr(buf, "vip add"))
+		return 1;
+	if (strstr(buf, KEY_HEX) || !strstr(buf, "# set key: shown to root")) {
+		fprintf(stderr, "# %s", buf);
+		return 2;
+	}
+	if (raw_call(e, expl, strlen(expl), buf, sizeof(buf), 3000) ||
+	    !strstr(buf, "permission denied")) {
+		fprintf(stderr, "# %s", buf);
+		return 3;
+	}
+	return 0;
+}
+
+/*
+ * The cluster key and the keyed hash of flows of one's choice are for
+ * root and the group: a reader's save has a note instead of the key and
+ * its explain is refused.
+ */
+TEST_F(xlbd, readers_see_neither_the_key_nor_hashes_of_any_flow)
+{
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ASSERT_EQ(0, chmod(self->e.sock, 0666));
+	EXPECT_EQ(0, as_nobody(&self->e, read_without_secrets));
+	/* root sees both */
+	ASSERT_EQ(0, ctl(&self->e, "save"));
+	EXPECT_NE(NULL, strstr(out, "set key " KEY_HEX)) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "explain tcp 198.51.100.7:40000 -\\> 10.100.0.1:80"))
+		TH_LOG("%s", out);
+}
+
 /* --- restarts ------------------------------------------------------------- */
 
 static __u32 xdp_prog_on(struct env *e, const char *ifname)
@@ -1288,7 +1377,7 @@ static double sample(const char *name)
  * a scrape reads the last count, it does not count, and control requests
  * are answered while a count runs.
  */
-TEST_F(xlbd, scrapes_do_not_count_the_connection_table_nor_stall_control)
+TEST_F_TIMEOUT(xlbd, scrapes_do_not_count_the_connection_table_nor_stall_control, 120)
 {
 	struct xlb_err err = { "" };
 	struct xlb_flow f[1000];

@@ -25,9 +25,11 @@
  * N; this xlbd speaks 1").  Unknown commands and unknown or mistyped
  * arguments are refused by name.
  *
- * Mutating commands (exec, restore, reload, shutdown) need a peer (SO_PEERCRED)
- * with uid 0 or the gid xlbd was given with --group; others get
- * "permission denied: ...".  Read commands are open to whoever can connect.
+ * Mutating commands (exec, restore, reload, shutdown) and explain need a
+ * peer (SO_PEERCRED) with uid 0 or the gid xlbd was given with --group,
+ * as its primary or a supplementary group (SO_PEERGROUPS); others get
+ * "permission denied: ...".  The other reads are open to whoever can
+ * connect; their "save" has the "set key" line replaced by a comment.
  *
  * Commands and their results:
  *
@@ -44,7 +46,9 @@
  *             FILE:LINE:COLUMN.  result as exec.
  *  "reload"   {}: restore from the daemon's config file.  result as exec,
  *             plus "file".
- *  "save"     {}: result {"text": CANONICAL CONFIG}
+ *  "save"     {}: result {"text": CANONICAL CONFIG} (to a reader,
+ *             "# set key: shown to root and the daemon's group only"
+ *             instead of the key)
  *  "shutdown" {}: detach every link, unpin, exit.  result {}.
  *  "status"   {}: result {"version": "x.y", "pid", "instance", "uptime_s",
  *             "generation", "config_file", "state_file", "pin_dir",

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,26 +532,66 @@ static const char *opt_string(json_object *req, const char *key, bool *bad)
 	return json_object_get_string(v);
 }
 
-/* The arguments each command accepts besides version and cmd. */
+/*
+ * The arguments each command accepts besides version and cmd, and who
+ * may send it: mutating commands change state; privileged ones are reads
+ * only root and the group get (explain computes the keyed flow hash of
+ * any flow it is asked, which tells whoever asks where the flows of
+ * their choice go, and how the secret key spreads them).
+ */
 static const struct {
 	const char *cmd;
 	bool mutating;
+	bool privileged;
 	const char *args[3];
 } commands[] = {
-	{ "exec", true, { "args", "lines" } },
-	{ "restore", true, { "text", "name" } },
-	{ "reload", true, { NULL } },
-	{ "shutdown", true, { NULL } },
-	{ "save", false, { NULL } },
-	{ "status", false, { NULL } },
-	{ "link.show", false, { NULL } },
-	{ "vip.show", false, { "vip" } },
-	{ "backend.show", false, { "vip" } },
-	{ "table.show", false, { "vip" } },
-	{ "stats", false, { "vip" } },
-	{ "explain", false, { "flow" } },
-	{ "cluster.status", false, { NULL } },
+	{ "exec", true, true, { "args", "lines" } },
+	{ "restore", true, true, { "text", "name" } },
+	{ "reload", true, true, { NULL } },
+	{ "shutdown", true, true, { NULL } },
+	{ "save", false, false, { NULL } },
+	{ "status", false, false, { NULL } },
+	{ "link.show", false, false, { NULL } },
+	{ "vip.show", false, false, { "vip" } },
+	{ "backend.show", false, false, { "vip" } },
+	{ "table.show", false, false, { "vip" } },
+	{ "stats", false, false, { "vip" } },
+	{ "explain", false, true, { "flow" } },
+	{ "cluster.status", false, false, { NULL } },
 };
+
+/*
+ * The configuration text as a reader may see it: its "set key" line (the
+ * cluster secret, which tells where any flow goes) replaced by a note.
+ * NULL when out of memory.
+ */
+static char *without_key(const char *text)
+{
+	static const char note[] =
+		"# set key: shown to root and the daemon's group only";
+	const char *p = text, *eol;
+	size_t pre;
+	char *o;
+
+	while (p && strncmp(p, "set key ", 8)) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return strdup(text);
+	eol = strchr(p, '\n');
+	if (!eol)
+		eol = p + strlen(p);
+	pre = (size_t)(p - text);
+	o = malloc(pre + sizeof(note) + strlen(eol));
+	if (!o)
+		return NULL;
+	memcpy(o, text, pre);
+	memcpy(o + pre, note, sizeof(note) - 1);
+	strcpy(o + pre + sizeof(note) - 1, eol);
+	return o;
+}
 
 /*
  * Does msg have a shape no request has: more objects and arrays than
@@ -665,10 +706,12 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 			goto out;
 		}
 	}
-	if (commands[k].mutating && !c->priv) {
+	if (commands[k].privileged && !c->priv) {
 		snprintf(err.msg, sizeof(err.msg),
-			 "permission denied: %s changes state, which needs root%s (you are uid %u)",
-			 cmd, d->group_set ? " or the daemon's group" : "",
+			 "permission denied: %s %s, which needs root%s (you are uid %u)",
+			 cmd, commands[k].mutating ? "changes state" :
+			 "computes the keyed hash of any flow",
+			 d->group_set ? " or the daemon's group" : "",
 			 (unsigned int)c->uid);
 		answer_error(d, c, err.msg);
 		log_warn("refused %s from uid %u pid %d", cmd,
@@ -701,6 +744,13 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 		char *text = NULL;
 
 		ret = xlb_config_save(&d->state, &text);
+		if (!ret && !c->priv) {
+			char *t = without_key(text);
+
+			free(text);
+			text = t;
+			ret = t ? 0 : -ENOMEM;
+		}
 		if (ret) {
 			xlb_errf(&err, -ret, "out of memory");
 		} else {
@@ -750,10 +800,52 @@ out:
 	json_object_put(req);
 }
 
-/* May the peer with these credentials change state? */
-static bool may_change(const struct xlbd *d, const struct ucred *cr)
+/*
+ * May the peer on fd change state: root, or a member of --group, as its
+ * primary group or a supplementary one (SO_PEERGROUPS: the groups it had
+ * when it connected; else the group database's list for its user).
+ */
+static bool may_change(const struct xlbd *d, int fd, const struct ucred *cr)
 {
-	return cr->uid == 0 || (d->group_set && cr->gid == d->group_gid);
+	gid_t small[64], *groups = small;
+	socklen_t len = sizeof(small);
+	bool member = false;
+	size_t i, n;
+	int ret;
+
+	if (cr->uid == 0)
+		return true;
+	if (!d->group_set)
+		return false;
+	if (cr->gid == d->group_gid)
+		return true;
+	ret = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+	if (ret && errno == ERANGE) {
+		groups = malloc(len);
+		if (!groups ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len)) {
+			free(groups);
+			return false;
+		}
+	} else if (ret && errno == ENOPROTOOPT) {
+		/* a kernel before 4.13: what the group database says */
+		struct passwd pw, *pp = NULL;
+		char buf[4096];
+		int ng = 64;
+
+		if (getpwuid_r(cr->uid, &pw, buf, sizeof(buf), &pp) || !pp ||
+		    getgrouplist(pp->pw_name, cr->gid, small, &ng) < 0)
+			return false;
+		len = (socklen_t)((size_t)ng * sizeof(gid_t));
+	} else if (ret) {
+		return false;
+	}
+	n = len / sizeof(gid_t);
+	for (i = 0; i < n && !member; i++)
+		member = groups[i] == d->group_gid;
+	if (groups != small)
+		free(groups);
+	return member;
 }
 
 static void accept_clients(struct xlbd *d)
@@ -775,7 +867,7 @@ static void accept_clients(struct xlbd *d)
 			close(fd);
 			continue;
 		}
-		priv = may_change(d, &cr);
+		priv = may_change(d, fd, &cr);
 		for (i = 0; i < d->n_clients; i++)
 			readers += !d->clients[i].priv;
 		if (d->n_clients == XLBD_CLIENTS_MAX ||
