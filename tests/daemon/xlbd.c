@@ -1448,6 +1448,42 @@ TEST_F_TIMEOUT(xlbd, scrapes_do_not_count_the_connection_table_nor_stall_control
 	EXPECT_TRUE(caught) TH_LOG("no control request answered during a count");
 }
 
+/*
+ * /metrics is the text exposition format as Prometheus reads it: every
+ * family's lines together under one HELP and TYPE, every name typed.
+ * Checked with promtool and with the Python client's parser (families
+ * it finds == TYPE lines, none untyped), with two VIPs and backends.
+ */
+TEST_F(xlbd, metrics_are_valid_exposition_format)
+{
+	char path[128];
+	int types;
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "vip add 10.100.0.2:53/udp")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add 10.100.0.2:53/udp " BE_NET "5"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, scrape(&self->e));
+	snprintf(path, sizeof(path), "%s/metrics.txt", self->e.dir);
+	ASSERT_EQ(0, write_file(self->e.dir, "metrics.txt", out, strlen(out)));
+	EXPECT_EQ(0, sh("promtool check metrics < %s 2>&1", path)) TH_LOG("%s", out);
+	EXPECT_STREQ("", out);
+	ASSERT_EQ(0, sh("grep -c '^# TYPE ' %s", path));
+	types = atoi(out);
+	EXPECT_LT(20, types);
+	ASSERT_EQ(0, sh("grep '^# HELP ' %s | awk '{ print $3 }' | sort -u | wc -l", path));
+	EXPECT_EQ(types, atoi(out));
+	EXPECT_EQ(0, sh("/usr/bin/python3 -c '"
+			"import sys\n"
+			"from prometheus_client.parser import text_string_to_metric_families as p\n"
+			"f = list(p(open(sys.argv[1]).read()))\n"
+			"u = [x.name for x in f if x.type == \"unknown\"]\n"
+			"print(len(f), u)\n"
+			"sys.exit(len(f) != int(sys.argv[2]) or bool(u))' %s %d 2>&1",
+			path, types))
+		TH_LOG("families, untyped: %s(TYPE lines: %d)", out, types);
+}
+
 /* --- health --------------------------------------------------------------- */
 
 /* A TCP listener on addr:port inside the namespace; returns its pid. */
