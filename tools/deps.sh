@@ -22,7 +22,7 @@ declare -A GROUP=(
 	[fuzz]="libclang-rt-14-dev"
 	[bpf]="iproute2"
 	[net]="iproute2"
-	[daemon]="iproute2 curl etcd-server etcd-client"
+	[daemon]="iproute2 curl etcd-server etcd-client prometheus python3-prometheus-client"
 	[e2e]="iproute2 ethtool socat curl nginx-light wrk python3 xdp-tools
 	       etcd-server etcd-client bird2"
 	[vm]="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio

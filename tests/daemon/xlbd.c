@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -596,6 +597,408 @@ TEST_F(xlbd, unprivileged_peer_may_read_but_not_change)
 	EXPECT_EQ(NULL, strstr(out, "10.1.1.1"));
 }
 
+/* --- hostile peers -------------------------------------------------------- */
+
+/* Write len bytes of text to dir/name. */
+static int write_file(const char *dir, const char *name, const char *text,
+		      size_t len)
+{
+	char path[256];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fwrite(text, 1, len, f) == len ? 0 : -1;
+	return fclose(f) ? -1 : ret;
+}
+
+/* As a reader: status answers. */
+static int read_status(struct env *e)
+{
+	static const char rd[] = "{\"version\":1,\"cmd\":\"status\"}\n";
+	char buf[4096];
+
+	if (raw_call(e, rd, strlen(rd), buf, sizeof(buf), 3000))
+		return 1;
+	return strstr(buf, "\"ok\":true") ? 0 : 2;
+}
+
+/* The daemon's peak resident memory (VmHWM), in KiB; -1 if unreadable. */
+static long peak_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* n bytes of "[{},{},...]" and a newline; json-c makes an object of each. */
+static char *json_bomb(size_t n)
+{
+	char *b = malloc(n + 1);
+	size_t i;
+
+	if (!b)
+		return NULL;
+	b[0] = '[';
+	for (i = 1; i + 3 < n; i += 3)
+		memcpy(b + i, "{},", 3);
+	memset(b + i, ' ', n - i);
+	b[i - 1] = ']';
+	b[n] = '\n';
+	return b;
+}
+
+/* Run fn as uid/gid nobody in a child; its exit status (0: passed). */
+static int as_nobody(struct env *e, int (*fn)(struct env *e))
+{
+	pid_t pid = fork();
+	int st;
+
+	if (!pid) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(100);
+		_exit(fn(e));
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int send_bomb(struct env *e)
+{
+	static char buf[4096];
+	char *b = json_bomb(4u << 20);
+
+	if (!b || raw_call(e, b, (4u << 20) + 1, buf, sizeof(buf), 10000))
+		return 1;
+	free(b);
+	if (!strstr(buf, "\"ok\":false") || !strstr(buf, "larger than")) {
+		fprintf(stderr, "# answer: %.300s\n", buf);
+		return 2;
+	}
+	return 0;
+}
+
+/*
+ * 4 MiB of "[{},{},...]" is a million json-c objects, about a gigabyte:
+ * from a peer that may only read it is refused by its size before any
+ * parsing, and the daemon's peak memory does not move.
+ */
+TEST_F(xlbd, json_bomb_from_an_unprivileged_peer_is_refused_unparsed)
+{
+	long before, after;
+
+	ASSERT_EQ(0, chmod(self->e.sock, 0666));
+	ASSERT_EQ(0, ctl(&self->e, "status"));
+	before = peak_rss_kb(self->e.pid);
+	ASSERT_LT(0, before);
+	EXPECT_EQ(0, as_nobody(&self->e, send_bomb));
+	after = peak_rss_kb(self->e.pid);
+	TH_LOG("peak RSS %ld KiB before, %ld KiB after", before, after);
+	EXPECT_GT(32 << 10, after - before);
+	EXPECT_EQ(0, ctl(&self->e, "status")) TH_LOG("%s", out);
+}
+
+/*
+ * Root may send large requests (a whole config), but not a shape no
+ * request has: more objects and arrays than any command takes, or
+ * nesting deeper than its arguments.
+ */
+TEST_F(xlbd, json_bomb_from_root_is_refused_by_its_shape)
+{
+	static const char deep[] =
+		"{\"version\":1,\"cmd\":\"status\",\"a\":{\"b\":{\"c\":{}}}}\n";
+	char *b = json_bomb(4u << 20), buf[4096];
+	long before, after;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, ctl(&self->e, "status"));
+	before = peak_rss_kb(self->e.pid);
+	ASSERT_EQ(0, raw_call(&self->e, b, (4u << 20) + 1, buf, sizeof(buf),
+			      10000));
+	free(b);
+	after = peak_rss_kb(self->e.pid);
+	TH_LOG("peak RSS %ld KiB before, %ld KiB after", before, after);
+	EXPECT_NE(NULL, strstr(buf, "objects and arrays")) TH_LOG("%s", buf);
+	EXPECT_GT(32 << 10, after - before);
+	ASSERT_EQ(0, raw_call(&self->e, deep, strlen(deep), buf, sizeof(buf),
+			      3000));
+	EXPECT_NE(NULL, strstr(buf, "nesting too deep")) TH_LOG("%s", buf);
+	EXPECT_EQ(0, ctl(&self->e, "status")) TH_LOG("%s", out);
+}
+
+#define CLIENTS_MAX	64	/* XLBD_CLIENTS_MAX */
+
+/*
+ * Readers fill the control socket's client slots: past their share they
+ * are turned away at once, and root still gets answers while they hold
+ * them.  One that keeps a message open a byte at a time is closed once
+ * the message took longer than XLB_MSG_TIMEOUT_MS.
+ */
+static int hold_slots(struct env *e)
+{
+	int fd[CLIENTS_MAX + 8], i, turned = 0, held = 0, lost = 0;
+	struct pollfd p[CLIENTS_MAX + 8];
+	char buf[512];
+
+	/* all at once: an idle connection is closed after XLB_MSG_TIMEOUT_MS */
+	for (i = 0; i < CLIENTS_MAX + 8; i++) {
+		fd[i] = raw_connect(e);
+		if (fd[i] < 0)
+			return 1;
+		p[i] = (struct pollfd){ fd[i], POLLIN, 0 };
+	}
+	/* the ones turned away get an answer and the end, right after accept */
+	usleep(500000);
+	poll(p, CLIENTS_MAX + 8, 0);
+	for (i = 0; i < CLIENTS_MAX + 8; i++) {
+		if (p[i].revents && recv(fd[i], buf, sizeof(buf) - 1,
+					 MSG_DONTWAIT) > 0) {
+			turned++;
+			close(fd[i]);
+			fd[i] = -1;
+		} else {
+			held++;
+		}
+	}
+	fprintf(stderr, "# %d connections held, %d turned away\n", held,
+		turned);
+	if (!turned || held >= CLIENTS_MAX)
+		return 2;
+	/* tell the parent, then wait for it to be done */
+	if (write(1, "x", 1) != 1 || read(0, buf, 1) < 0)
+		return 3;
+	/* the slots were still held while root asked */
+	for (i = 0; i < CLIENTS_MAX + 8; i++) {
+		struct pollfd q = { fd[i], POLLIN, 0 };
+
+		if (fd[i] >= 0 && poll(&q, 1, 0) == 1)
+			lost++;
+	}
+	if (lost) {
+		fprintf(stderr, "# %d closed before root was done\n", lost);
+		return 4;
+	}
+	return 0;
+}
+
+TEST_F(xlbd, more_clients_than_the_limit_leave_roots_slots_free)
+{
+	int to[2], from[2], st;
+	char c;
+	pid_t pid;
+
+	ASSERT_EQ(0, chmod(self->e.sock, 0666));
+	ASSERT_EQ(0, pipe(to));
+	ASSERT_EQ(0, pipe(from));
+	pid = fork();
+	if (!pid) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[1]);
+		close(from[0]);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(100);
+		_exit(hold_slots(&self->e));
+	}
+	close(to[0]);
+	close(from[1]);
+	EXPECT_EQ(1, read(from[0], &c, 1)) TH_LOG("the reader failed");
+	/* every slot a reader may have is taken: root's requests still work */
+	EXPECT_EQ(0, ctl(&self->e, "status")) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "vip add " VIP)) TH_LOG("%s", out);
+	close(to[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	close(from[0]);
+	/* and once they are gone, readers are answered again */
+	EXPECT_EQ(0, as_nobody(&self->e, read_status));
+}
+
+TEST_F(xlbd, message_sent_a_byte_at_a_time_is_cut_off)
+{
+	int fd = raw_connect(&self->e), i;
+	bool closed = false;
+	char buf[512];
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, send(fd, "{", 1, MSG_NOSIGNAL));
+	/* a byte every 250 ms for up to 3 x XLB_MSG_TIMEOUT_MS */
+	for (i = 0; i < 3 * XLB_MSG_TIMEOUT_MS / 250 && !closed; i++) {
+		struct pollfd p = { fd, POLLIN, 0 };
+
+		if (poll(&p, 1, 250) == 1)
+			closed = true;
+		else if (send(fd, " ", 1, MSG_NOSIGNAL) != 1)
+			closed = true;
+	}
+	EXPECT_TRUE(closed) TH_LOG("still open after %d bytes", i);
+	EXPECT_LT(0, recv(fd, buf, sizeof(buf) - 1, 0));
+	close(fd);
+	EXPECT_EQ(0, ctl(&self->e, "status")) TH_LOG("%s", out);
+}
+
+/*
+ * An answer larger than the socket's buffer to a client that does not
+ * read it yet: the daemon answers others meanwhile and the slow client
+ * gets its whole answer when it reads.
+ */
+TEST_F(xlbd, reader_that_does_not_read_a_large_answer_blocks_nobody)
+{
+	static const char req[] =
+		"{\"version\":1,\"cmd\":\"backend.show\",\"vip\":\"" VIP "\"}\n";
+	size_t cap = 8u << 20, got = 0, len = 0, i;
+	char *conf = malloc(1u << 20), *ans = malloc(cap);
+	json_object *j, *bes;
+	int fd;
+
+	ASSERT_NE(NULL, conf);
+	ASSERT_NE(NULL, ans);
+	len += snprintf(conf + len, 4096,
+			"set key " KEY_HEX "\nvip add " VIP " table-size 65537\n");
+	for (i = 0; i < 3000; i++)
+		len += snprintf(conf + len, 4096,
+				"backend add " VIP " 10.78.%zu.%zu\n",
+				i / 250, 1 + i % 250);
+	ASSERT_EQ(0, write_file(self->e.dir, "big.conf", conf, len));
+	ASSERT_EQ(0, ctl(&self->e, "restore %s/big.conf", self->e.dir))
+		TH_LOG("%s", out);
+	fd = raw_connect(&self->e);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)strlen(req), send(fd, req, strlen(req), 0));
+	usleep(300000);
+	/* its answer is waiting in the daemon: others get theirs */
+	EXPECT_EQ(0, ctl(&self->e, "status")) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "vip show")) TH_LOG("%s", out);
+	while (got < cap - 1) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t r;
+
+		if (poll(&p, 1, 3000) != 1)
+			break;
+		r = recv(fd, ans + got, cap - 1 - got, 0);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (ans[got - 1] == '\n')
+			break;
+	}
+	ans[got] = 0;
+	close(fd);
+	TH_LOG("answer of %zu bytes", got);
+	j = json_tokener_parse(ans);
+	ASSERT_NE(NULL, j) TH_LOG("not one JSON answer: ...%s",
+				  got > 80 ? ans + got - 80 : ans);
+	EXPECT_TRUE(json_object_object_get_ex(j, "result", &bes) &&
+		    json_object_object_get_ex(bes, "backends", &bes));
+	EXPECT_EQ(3000, (int)json_object_array_length(bes));
+	json_object_put(j);
+	free(conf);
+	free(ans);
+}
+
+static int exec_vip_add(struct env *e)
+{
+	static const char req[] =
+		"{\"version\":1,\"cmd\":\"exec\",\"args\":[\"vip\",\"add\",\"10.1.1.1:1/tcp\"]}\n";
+	char buf[4096];
+
+	if (raw_call(e, req, strlen(req), buf, sizeof(buf), 3000))
+		return 1;
+	if (!strstr(buf, "\"ok\":true")) {
+		fprintf(stderr, "# %s", buf);
+		return 2;
+	}
+	return 0;
+}
+
+/* As uid and gid nobody with supplementary group gid 100 (users). */
+static int in_group_users(struct env *e, int (*fn)(struct env *e))
+{
+	gid_t g = 100;
+	pid_t pid = fork();
+	int st;
+
+	if (!pid) {
+		if (setgroups(1, &g) || setgid(65534) || setuid(65534))
+			_exit(100);
+		_exit(fn(e));
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* --group counts members through a supplementary group as members. */
+TEST_F(xlbd, group_members_by_a_supplementary_group_may_change)
+{
+	if (!getgrnam("users") || getgrnam("users")->gr_gid != 100)
+		SKIP(return, "no group users with gid 100");
+	daemon_stop(&self->e, SIGTERM);
+	ASSERT_EQ(0, daemon_start(&self->e, "--group users"));
+	EXPECT_EQ(0, in_group_users(&self->e, exec_vip_add));
+	ctl(&self->e, "vip show");
+	EXPECT_NE(NULL, strstr(out, "10.1.1.1")) TH_LOG("%s", out);
+	/* and one of no group of the daemon's may not */
+	ASSERT_EQ(0, chmod(self->e.sock, 0666));
+	ASSERT_EQ(0, ctl(&self->e, "vip del 10.1.1.1:1/tcp"));
+	EXPECT_EQ(2, as_nobody(&self->e, exec_vip_add));
+	ctl(&self->e, "vip show");
+	EXPECT_EQ(NULL, strstr(out, "10.1.1.1")) TH_LOG("%s", out);
+}
+
+static int read_without_secrets(struct env *e)
+{
+	static const char save[] = "{\"version\":1,\"cmd\":\"save\"}\n";
+	static const char expl[] =
+		"{\"version\":1,\"cmd\":\"explain\",\"flow\":\"tcp 198.51.100.7:40000 -> 10.100.0.1:80\"}\n";
+	static char buf[65536];
+
+	if (raw_call(e, save, strlen(save), buf, sizeof(buf), 3000) ||
+	    !strstr(buf, "\"ok\":true") || !strstr(buf, "vip add"))
+		return 1;
+	if (strstr(buf, KEY_HEX) || !strstr(buf, "# set key: shown to root")) {
+		fprintf(stderr, "# %s", buf);
+		return 2;
+	}
+	if (raw_call(e, expl, strlen(expl), buf, sizeof(buf), 3000) ||
+	    !strstr(buf, "permission denied")) {
+		fprintf(stderr, "# %s", buf);
+		return 3;
+	}
+	return 0;
+}
+
+/*
+ * The cluster key and the keyed hash of flows of one's choice are for
+ * root and the group: a reader's save has a note instead of the key and
+ * its explain is refused.
+ */
+TEST_F(xlbd, readers_see_neither_the_key_nor_hashes_of_any_flow)
+{
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ASSERT_EQ(0, chmod(self->e.sock, 0666));
+	EXPECT_EQ(0, as_nobody(&self->e, read_without_secrets));
+	/* root sees both */
+	ASSERT_EQ(0, ctl(&self->e, "save"));
+	EXPECT_NE(NULL, strstr(out, "set key " KEY_HEX)) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "explain tcp 198.51.100.7:40000 -\\> 10.100.0.1:80"))
+		TH_LOG("%s", out);
+}
+
 /* --- restarts ------------------------------------------------------------- */
 
 static __u32 xdp_prog_on(struct env *e, const char *ifname)
@@ -942,6 +1345,143 @@ TEST_F(xlbd, signals_with_metrics_on_reload_or_stop_but_never_kill)
 		ASSERT_EQ(0, daemon_start(&self->e, NULL));
 		EXPECT_EQ(0, ctl(&self->e, "vip show " VIP)) TH_LOG("%s", out);
 	}
+}
+
+/* --- metrics -------------------------------------------------------------- */
+
+/* GET /metrics in the test's namespace into out[]; curl's exit status. */
+static int scrape(struct env *e)
+{
+	return sh("nsenter --net=/var/run/netns/%s curl -sf http://127.0.0.1:9437/metrics",
+		  e->ns);
+}
+
+/* The value of the sample `name` (no labels) in out[]; -1 if none. */
+static double sample(const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = out;
+
+	while (p && *p) {
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			return atof(p + n + 1);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/*
+ * The connection table (up to 64M slots) is counted off the control loop:
+ * a scrape reads the last count, it does not count, and control requests
+ * are answered while a count runs.
+ */
+TEST_F_TIMEOUT(xlbd, scrapes_do_not_count_the_connection_table_nor_stall_control, 120)
+{
+	struct xlb_err err = { "" };
+	struct xlb_flow f[1000];
+	struct xlb_ct ct[1000];
+	double counts, entries, took;
+	struct xlb_dp dp;
+	bool caught = false;
+	int i, tries;
+
+	EXPECT_EQ(0, ctl(&self->e, "shutdown")) TH_LOG("%s", out);
+	waitpid(self->e.pid, NULL, 0);
+	self->e.pid = 0;
+	ASSERT_EQ(0, daemon_start(&self->e, "--conntrack-entries 8388608"));
+	/* the first count */
+	for (tries = 0; tries < 300; tries++) {
+		if (!scrape(&self->e) && sample("xlb_conntrack_counts_total") >= 1)
+			break;
+		usleep(100000);
+	}
+	ASSERT_LE(1, sample("xlb_conntrack_counts_total")) TH_LOG("%s", out);
+	took = sample("xlb_conntrack_count_seconds");
+	TH_LOG("a count of 8M slots took %.3f s", took);
+
+	/* flows written behind the daemon's back: scrapes show the old count */
+	memset(f, 0, sizeof(f));
+	memset(ct, 0, sizeof(ct));
+	for (i = 0; i < 1000; i++) {
+		f[i].family = AF_INET;
+		f[i].proto = IPPROTO_TCP;
+		f[i].src.v4 = htonl(0xc6336400 + (i >> 8));
+		f[i].dst.v4 = htonl(0x0a640001);
+		f[i].sport = htons(10000 + i);
+		f[i].dport = htons(80);
+		ct[i].backend = 1;
+		ct[i].vip = 1;
+	}
+	ASSERT_EQ(0, scrape(&self->e));
+	counts = sample("xlb_conntrack_counts_total");
+	entries = sample("xlb_conntrack_entries");
+	ASSERT_EQ(0, xlb_dp_from_pins(&dp, self->e.pins, &err)) TH_LOG("%s", err.msg);
+	ASSERT_EQ(0, xlb_dp_ct_insert(&dp, f, ct, 1000));
+	xlb_dp_close(&dp);
+	ASSERT_EQ(0, scrape(&self->e));
+	if (sample("xlb_conntrack_counts_total") == counts &&
+	    sample("xlb_conntrack_counting") == 0)
+		EXPECT_EQ(entries, sample("xlb_conntrack_entries"));
+	/* ... until the next count, which sees them */
+	for (tries = 0; tries < 300; tries++) {
+		if (!scrape(&self->e) && sample("xlb_conntrack_entries") == 1000)
+			break;
+		usleep(100000);
+	}
+	EXPECT_EQ(1000, sample("xlb_conntrack_entries")) TH_LOG("%s", out);
+
+	/* catch a count running: control answers before it ends */
+	for (tries = 0; tries < 3000 && !caught; tries++) {
+		if (scrape(&self->e) || sample("xlb_conntrack_counting") != 1) {
+			usleep(10000);
+			continue;
+		}
+		counts = sample("xlb_conntrack_counts_total");
+		ASSERT_EQ(0, ctl(&self->e, "status")) TH_LOG("%s", out);
+		ASSERT_EQ(0, ctl(&self->e, "stats")) TH_LOG("%s", out);
+		ASSERT_EQ(0, scrape(&self->e));
+		caught = sample("xlb_conntrack_counting") == 1 &&
+			 sample("xlb_conntrack_counts_total") == counts;
+	}
+	EXPECT_TRUE(caught) TH_LOG("no control request answered during a count");
+}
+
+/*
+ * /metrics is the text exposition format as Prometheus reads it: every
+ * family's lines together under one HELP and TYPE, every name typed.
+ * Checked with promtool and with the Python client's parser (families
+ * it finds == TYPE lines, none untyped), with two VIPs and backends.
+ */
+TEST_F(xlbd, metrics_are_valid_exposition_format)
+{
+	char path[128];
+	int types;
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "vip add 10.100.0.2:53/udp")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add 10.100.0.2:53/udp " BE_NET "5"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, scrape(&self->e));
+	snprintf(path, sizeof(path), "%s/metrics.txt", self->e.dir);
+	ASSERT_EQ(0, write_file(self->e.dir, "metrics.txt", out, strlen(out)));
+	EXPECT_EQ(0, sh("promtool check metrics < %s 2>&1", path)) TH_LOG("%s", out);
+	EXPECT_STREQ("", out);
+	ASSERT_EQ(0, sh("grep -c '^# TYPE ' %s", path));
+	types = atoi(out);
+	EXPECT_LT(20, types);
+	ASSERT_EQ(0, sh("grep '^# HELP ' %s | awk '{ print $3 }' | sort -u | wc -l", path));
+	EXPECT_EQ(types, atoi(out));
+	EXPECT_EQ(0, sh("/usr/bin/python3 -c '"
+			"import sys\n"
+			"from prometheus_client.parser import text_string_to_metric_families as p\n"
+			"f = list(p(open(sys.argv[1]).read()))\n"
+			"u = [x.name for x in f if x.type == \"unknown\"]\n"
+			"print(len(f), u)\n"
+			"sys.exit(len(f) != int(sys.argv[2]) or bool(u))' %s %d 2>&1",
+			path, types))
+		TH_LOG("families, untyped: %s(TYPE lines: %d)", out, types);
 }
 
 /* --- health --------------------------------------------------------------- */

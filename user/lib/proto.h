@@ -5,12 +5,17 @@
  * Transport: a Unix stream socket (default XLB_SOCKET_DEFAULT, mode 0660).
  * One request per connection is the common case, but a client may send
  * several in a row.  A message is one JSON object (json-c) followed by a
- * newline; at most XLB_MSG_MAX bytes including the newline.  The daemon
- * answers every request with exactly one message.  A message that is not
- * valid JSON, not an object, too large, or not finished within
- * XLB_MSG_TIMEOUT_MS of the connection's last byte gets an error answer (when
- * it can still be written) and the connection is closed; the daemon state is
- * unchanged.
+ * newline; at most XLB_MSG_MAX bytes including the newline from a peer
+ * that may change state, XLB_MSG_READ_MAX from others.  The daemon
+ * answers every request with exactly one message, in order; a request is
+ * handled once the answer before it was read.  A message that is too
+ * large, not finished within XLB_MSG_TIMEOUT_MS of its first byte, or has
+ * more than XLB_MSG_CONTAINERS_MAX objects and arrays, more elements than
+ * a request takes, or nesting deeper than XLB_MSG_DEPTH, gets an error
+ * answer (when it can still be written) and the connection is closed, as
+ * is a connection idle that long or whose answer is not read for that
+ * long; the daemon state is unchanged.  Of the daemon's client slots, a
+ * few are kept for peers that may change state.
  *
  * Request:   {"version": 1, "cmd": CMD, ...arguments}
  * Answer:    {"version": 1, "ok": true, "result": {...}}
@@ -20,9 +25,11 @@
  * N; this xlbd speaks 1").  Unknown commands and unknown or mistyped
  * arguments are refused by name.
  *
- * Mutating commands (exec, restore, reload, shutdown) need a peer (SO_PEERCRED)
- * with uid 0 or the gid xlbd was given with --group; others get
- * "permission denied: ...".  Read commands are open to whoever can connect.
+ * Mutating commands (exec, restore, reload, shutdown) and explain need a
+ * peer (SO_PEERCRED) with uid 0 or the gid xlbd was given with --group,
+ * as its primary or a supplementary group (SO_PEERGROUPS); others get
+ * "permission denied: ...".  The other reads are open to whoever can
+ * connect; their "save" has the "set key" line replaced by a comment.
  *
  * Commands and their results:
  *
@@ -39,7 +46,9 @@
  *             FILE:LINE:COLUMN.  result as exec.
  *  "reload"   {}: restore from the daemon's config file.  result as exec,
  *             plus "file".
- *  "save"     {}: result {"text": CANONICAL CONFIG}
+ *  "save"     {}: result {"text": CANONICAL CONFIG} (to a reader,
+ *             "# set key: shown to root and the daemon's group only"
+ *             instead of the key)
  *  "shutdown" {}: detach every link, unpin, exit.  result {}.
  *  "status"   {}: result {"version": "x.y", "pid", "instance", "uptime_s",
  *             "generation", "config_file", "state_file", "pin_dir",
@@ -92,7 +101,10 @@
  *                       "backends": [{"name", "addr", "packets",
  *                       "bytes"}]}],
  *             "events": {"malformed": n, ...}, "actions": {"aborted",
- *             "drop", "pass", "tx", "redirect"}, "conntrack_entries": n,
+ *             "drop", "pass", "tx", "redirect"},
+ *             "conntrack_entries"?: n, "conntrack_age_s"?: s (the table
+ *             is counted off the loop, every 10 s or more: n as of the
+ *             count that ended s ago; neither before the first count),
  *             "conntrack_capacity": n}
  *             Counters are totals since the maps were created; clients
  *             compute rates from two answers.
@@ -133,5 +145,12 @@
 #define XLB_MSG_MAX		(32u << 20)	/* bytes, newline included: a whole
 					 * config file, JSON-escaped */
 #define XLB_MSG_TIMEOUT_MS	5000
+#define XLB_MSG_READ_MAX	(16u << 10)	/* bytes from a peer that may
+					 * only read: what reads need */
+#define XLB_MSG_CONTAINERS_MAX	8	/* objects and arrays in a request */
+#define XLB_MSG_DEPTH		3	/* json-c's nesting bound: a request,
+					 * an object of arrays of strings,
+					 * nests two deep */
+#define XLB_MSG_LINES_MAX	100000	/* elements of "lines" */
 
 #endif /* XLB_PROTO_H */

@@ -589,5 +589,8 @@ void render_stats(FILE *f, json_object *res)
 	fprintf(f, "conntrack   %" PRIu64 " entries", r_u64(res, "conntrack_entries", 0));
 	if (r_get(res, "conntrack_capacity"))
 		fprintf(f, " of %" PRIu64, r_u64(res, "conntrack_capacity", 0));
+	if (r_get(res, "conntrack_age_s"))
+		fprintf(f, " (counted %.0f s ago)",
+			json_object_get_double(r_get(res, "conntrack_age_s")));
 	fputc('\n', f);
 }

@@ -5,13 +5,20 @@
  * mutating request is validated whole against a copy of the desired state
  * and committed whole (realize.c) or not at all.
  *
- * Answers are written with a send timeout (XLB_MSG_TIMEOUT_MS), so a
- * client that never reads cannot hold the daemon longer than that; one
- * that connects and never sends is closed after the same time.
+ * Hostile or slow peers cannot hold the loop or its memory: a peer's
+ * credentials are known from accept on, and one that may only read may
+ * send XLB_MSG_READ_MAX bytes at most (XLB_MSG_MAX if it may change
+ * state); a message's shape is checked before json-c parses it (a few
+ * bytes a JSON object cost far more parsed); answers are queued and sent
+ * as the peer reads them, while its further requests wait; a message not
+ * finished, or an answer not read, within XLB_MSG_TIMEOUT_MS ends the
+ * connection; and readers get at most XLBD_CLIENTS_MAX -
+ * XLBD_CLIENTS_RESERVED of the client slots.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +36,28 @@
 #include "proto.h"
 #include "xlbd.h"
 
+#define XLB_STR_(x)	#x
+#define XLB_STR(x)	XLB_STR_(x)
+
+/* Client slots only peers that may change state may take. */
+#define XLBD_CLIENTS_RESERVED	8
+
 struct xlbd_client {
 	int fd;
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
-	char *buf;
+	bool priv;		/* may change state */
+	size_t max;		/* bytes a message of it may have */
+	char *buf;		/* what it sent, not handled yet */
 	size_t len, cap;
-	uint64_t last_ms;	/* last byte received (or accepted) */
+	uint64_t since_ms;	/* its unfinished message began (or it is
+				 * idle since) */
+	char *out;		/* answers not sent yet, or NULL */
+	size_t out_len, out_off;
+	uint64_t out_ms;	/* last progress sending them */
+	uint32_t events;	/* what epoll waits for on it */
+	bool eof;		/* it sent all: close once out is sent */
 	uint64_t serial;	/* names it for a deferred answer */
 	bool parked;		/* its request is answered later */
 	bool resume;		/* answered: go on with its buffer */
@@ -86,6 +107,7 @@ int xlbd_control_open(struct xlbd *d, int epfd)
 	d->clients = calloc(XLBD_CLIENTS_MAX, sizeof(*d->clients));
 	if (!d->clients)
 		return -ENOMEM;
+	d->ctl_epfd = epfd;
 	d->ctl_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			   0);
 	if (d->ctl_fd < 0)
@@ -119,60 +141,120 @@ static struct xlbd_client *client_of(struct xlbd *d, int fd)
 	return NULL;
 }
 
-static void client_close(struct xlbd *d, int epfd, struct xlbd_client *c)
+static void client_close(struct xlbd *d, struct xlbd_client *c)
 {
-	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	epoll_ctl(d->ctl_epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c->buf);
+	free(c->out);
 	*c = d->clients[--d->n_clients];
 }
 
-static void send_all(int fd, const char *s, size_t len)
+/* What epoll waits for on c: its answer to go out, else its next request. */
+static void client_watch(struct xlbd *d, struct xlbd_client *c)
 {
-	while (len) {
-		ssize_t w = send(fd, s, len, MSG_NOSIGNAL);
+	struct epoll_event ev = { .data.fd = c->fd };
 
+	if (c->out)
+		ev.events = EPOLLOUT;
+	else if (c->parked || c->eof)
+		ev.events = 0;		/* a hangup is still reported */
+	else
+		ev.events = EPOLLIN | EPOLLRDHUP;
+	if (ev.events != c->events &&
+	    !epoll_ctl(d->ctl_epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		c->events = ev.events;
+}
+
+/* Send what c reads now of its answers; -errno when it is gone. */
+static int client_flush(struct xlbd_client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off,
+				 c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
 		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return;		/* timeout or gone: the client's loss */
+			free(c->out);
+			c->out = NULL;
+			return -errno;
 		}
-		s += w;
-		len -= (size_t)w;
+		c->out_off += (size_t)w;
+		c->out_ms = xlb_mono_ms();
 	}
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	c->since_ms = xlb_mono_ms();	/* idle from now */
+	return 0;
 }
 
-static void answer(int fd, json_object *ans)
+static json_object *answer_new(bool ok)
 {
-	const char *s = json_object_to_json_string_ext(ans,
+	json_object *a = json_object_new_object();
+
+	json_object_object_add(a, "version",
+			       json_object_new_int(XLB_PROTO_VERSION));
+	json_object_object_add(a, "ok", json_object_new_boolean(ok));
+	return a;
+}
+
+/* Queue answer a (consumed) for c and send what it takes now. */
+static void answer(struct xlbd *d, struct xlbd_client *c, json_object *a)
+{
+	size_t len;
+	const char *s = json_object_to_json_string_ext(a,
 						       JSON_C_TO_STRING_PLAIN);
+	char *o;
 
-	send_all(fd, s, strlen(s));
-	send_all(fd, "\n", 1);
-}
-
-static void answer_error(int fd, const char *msg)
-{
-	json_object *a = json_object_new_object();
-
-	json_object_object_add(a, "version",
-			       json_object_new_int(XLB_PROTO_VERSION));
-	json_object_object_add(a, "ok", json_object_new_boolean(0));
-	json_object_object_add(a, "error", json_object_new_string(msg));
-	answer(fd, a);
+	len = strlen(s);
+	o = realloc(c->out, c->out_len + len + 1);
+	if (o) {
+		memcpy(o + c->out_len, s, len);
+		o[c->out_len + len] = '\n';
+		c->out = o;
+		c->out_len += len + 1;
+		if (c->out_off == 0)
+			c->out_ms = xlb_mono_ms();
+		client_flush(c);
+	}
 	json_object_put(a);
+	client_watch(d, c);
 }
 
-static void answer_ok(int fd, json_object *result)
+static void answer_error(struct xlbd *d, struct xlbd_client *c,
+			 const char *msg)
 {
-	json_object *a = json_object_new_object();
+	json_object *a = answer_new(false);
 
-	json_object_object_add(a, "version",
-			       json_object_new_int(XLB_PROTO_VERSION));
-	json_object_object_add(a, "ok", json_object_new_boolean(1));
+	json_object_object_add(a, "error", json_object_new_string(msg));
+	answer(d, c, a);
+}
+
+static void answer_ok(struct xlbd *d, struct xlbd_client *c,
+		      json_object *result)
+{
+	json_object *a = answer_new(true);
+
 	json_object_object_add(a, "result",
 			       result ? result : json_object_new_object());
-	answer(fd, a);
+	answer(d, c, a);
+}
+
+/* An error to a connection about to be closed: what the socket takes. */
+static void refuse(int fd, const char *msg)
+{
+	json_object *a = answer_new(false);
+	const char *s;
+
+	json_object_object_add(a, "error", json_object_new_string(msg));
+	s = json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN);
+	if (send(fd, s, strlen(s), MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+		send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	json_object_put(a);
 }
 
@@ -304,7 +386,7 @@ static int do_exec(struct xlbd *d, json_object *req, json_object **res,
 		ret = xlb_op_parse_argv((int)n, v, ops, err);
 		n = 1;
 	} else {
-		ret = string_array(lines, "lines", 100000, XLB_LINE_MAX, &v,
+		ret = string_array(lines, "lines", XLB_MSG_LINES_MAX, XLB_LINE_MAX, &v,
 				   &n, err);
 		if (ret)
 			return ret;
@@ -450,49 +532,120 @@ static const char *opt_string(json_object *req, const char *key, bool *bad)
 	return json_object_get_string(v);
 }
 
-/* The arguments each command accepts besides version and cmd. */
+/*
+ * The arguments each command accepts besides version and cmd, and who
+ * may send it: mutating commands change state; privileged ones are reads
+ * only root and the group get (explain computes the keyed flow hash of
+ * any flow it is asked, which tells whoever asks where the flows of
+ * their choice go, and how the secret key spreads them).
+ */
 static const struct {
 	const char *cmd;
 	bool mutating;
+	bool privileged;
 	const char *args[3];
 } commands[] = {
-	{ "exec", true, { "args", "lines" } },
-	{ "restore", true, { "text", "name" } },
-	{ "reload", true, { NULL } },
-	{ "shutdown", true, { NULL } },
-	{ "save", false, { NULL } },
-	{ "status", false, { NULL } },
-	{ "link.show", false, { NULL } },
-	{ "vip.show", false, { "vip" } },
-	{ "backend.show", false, { "vip" } },
-	{ "table.show", false, { "vip" } },
-	{ "stats", false, { "vip" } },
-	{ "explain", false, { "flow" } },
-	{ "cluster.status", false, { NULL } },
-	{ "host.show", false, { NULL } },
-	{ "host.drain", true, { NULL } },
-	{ "host.undrain", true, { NULL } },
+	{ "exec", true, true, { "args", "lines" } },
+	{ "restore", true, true, { "text", "name" } },
+	{ "reload", true, true, { NULL } },
+	{ "shutdown", true, true, { NULL } },
+	{ "save", false, false, { NULL } },
+	{ "status", false, false, { NULL } },
+	{ "link.show", false, false, { NULL } },
+	{ "vip.show", false, false, { "vip" } },
+	{ "backend.show", false, false, { "vip" } },
+	{ "table.show", false, false, { "vip" } },
+	{ "stats", false, false, { "vip" } },
+	{ "explain", false, true, { "flow" } },
+	{ "cluster.status", false, false, { NULL } },
+	{ "host.show", false, false, { NULL } },
+	{ "host.drain", true, true, { NULL } },
+	{ "host.undrain", true, true, { NULL } },
 };
 
-static bool may_change(const struct xlbd *d, const struct xlbd_client *c)
+/*
+ * The configuration text as a reader may see it: its "set key" line (the
+ * cluster secret, which tells where any flow goes) replaced by a note.
+ * NULL when out of memory.
+ */
+static char *without_key(const char *text)
 {
-	return c->uid == 0 || (d->group_set && c->gid == d->group_gid);
+	static const char note[] =
+		"# set key: shown to root and the daemon's group only";
+	const char *p = text, *eol;
+	size_t pre;
+	char *o;
+
+	while (p && strncmp(p, "set key ", 8)) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return strdup(text);
+	eol = strchr(p, '\n');
+	if (!eol)
+		eol = p + strlen(p);
+	pre = (size_t)(p - text);
+	o = malloc(pre + sizeof(note) + strlen(eol));
+	if (!o)
+		return NULL;
+	memcpy(o, text, pre);
+	memcpy(o + pre, note, sizeof(note) - 1);
+	strcpy(o + pre + sizeof(note) - 1, eol);
+	return o;
+}
+
+/*
+ * Does msg have a shape no request has: more objects and arrays than
+ * XLB_MSG_CONTAINERS_MAX, or more elements than XLB_MSG_LINES_MAX and a
+ * few?  Checked before parsing: json-c spends hundreds of bytes on each
+ * value, so "[{},{},...]" would cost a hundred times its size.
+ */
+static const char *bad_shape(const char *msg, size_t len)
+{
+	size_t i, containers = 0, items = 0;
+	bool in_string = false;
+
+	for (i = 0; i < len; i++) {
+		if (in_string) {
+			if (msg[i] == '\\')
+				i++;
+			else if (msg[i] == '"')
+				in_string = false;
+			continue;
+		}
+		if (msg[i] == '"')
+			in_string = true;
+		else if ((msg[i] == '{' || msg[i] == '[') &&
+			 ++containers > XLB_MSG_CONTAINERS_MAX)
+			return "a request holds at most " XLB_STR(XLB_MSG_CONTAINERS_MAX) " objects and arrays";
+		else if (msg[i] == ',' && ++items > XLB_MSG_LINES_MAX + 16)
+			return "a request holds at most " XLB_STR(XLB_MSG_LINES_MAX) " lines";
+	}
+	return NULL;
 }
 
 static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 		   size_t len)
 {
-	struct json_tokener *tok = json_tokener_new_ex(64);
+	struct json_tokener *tok;
 	json_object *req, *v, *res = NULL;
 	struct xlb_err err = { "" };
-	const char *cmd, *arg;
+	const char *cmd, *arg, *why;
 	size_t k, a;
 	bool bad = false;
 	int ret = 0;
 
 	d->ctl_request_at = xlbd_now();
+	why = bad_shape(msg, len);
+	if (why) {
+		answer_error(d, c, why);
+		return;
+	}
+	tok = json_tokener_new_ex(XLB_MSG_DEPTH);
 	if (!tok) {
-		answer_error(c->fd, "out of memory");
+		answer_error(d, c, "out of memory");
 		return;
 	}
 	req = json_tokener_parse_ex(tok, msg, (int)len);
@@ -506,29 +659,29 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 			 "text after the object");
 		json_object_put(req);
 		json_tokener_free(tok);
-		answer_error(c->fd, err.msg);
+		answer_error(d, c, err.msg);
 		return;
 	}
 	json_tokener_free(tok);
 	if (!json_object_is_type(req, json_type_object)) {
-		answer_error(c->fd, "a request must be a JSON object");
+		answer_error(d, c, "a request must be a JSON object");
 		goto out;
 	}
 	if (!json_object_object_get_ex(req, "version", &v) ||
 	    !json_object_is_type(v, json_type_int)) {
-		answer_error(c->fd, "a request needs \"version\": 1");
+		answer_error(d, c, "a request needs \"version\": 1");
 		goto out;
 	}
 	if (json_object_get_int64(v) != XLB_PROTO_VERSION) {
 		snprintf(err.msg, sizeof(err.msg),
 			 "unsupported protocol version %lld; this xlbd speaks %d",
 			 (long long)json_object_get_int64(v), XLB_PROTO_VERSION);
-		answer_error(c->fd, err.msg);
+		answer_error(d, c, err.msg);
 		goto out;
 	}
 	if (!json_object_object_get_ex(req, "cmd", &v) ||
 	    !json_object_is_type(v, json_type_string)) {
-		answer_error(c->fd, "a request needs \"cmd\": a command name");
+		answer_error(d, c, "a request needs \"cmd\": a command name");
 		goto out;
 	}
 	cmd = json_object_get_string(v);
@@ -539,7 +692,7 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 		snprintf(err.msg, sizeof(err.msg),
 			 "unknown command \"%.40s\" (known: exec, restore, reload, save, shutdown, status, link.show, vip.show, backend.show, table.show, stats, explain, cluster.status, host.show, host.drain, host.undrain)",
 			 cmd);
-		answer_error(c->fd, err.msg);
+		answer_error(d, c, err.msg);
 		goto out;
 	}
 	json_object_object_foreach(req, key, val) {
@@ -552,16 +705,18 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 		if (a == 3 || !commands[k].args[a]) {
 			snprintf(err.msg, sizeof(err.msg),
 				 "%s takes no argument \"%.40s\"", cmd, key);
-			answer_error(c->fd, err.msg);
+			answer_error(d, c, err.msg);
 			goto out;
 		}
 	}
-	if (commands[k].mutating && !may_change(d, c)) {
+	if (commands[k].privileged && !c->priv) {
 		snprintf(err.msg, sizeof(err.msg),
-			 "permission denied: %s changes state, which needs root%s (you are uid %u)",
-			 cmd, d->group_set ? " or the daemon's group" : "",
+			 "permission denied: %s %s, which needs root%s (you are uid %u)",
+			 cmd, commands[k].mutating ? "changes state" :
+			 "computes the keyed hash of any flow",
+			 d->group_set ? " or the daemon's group" : "",
 			 (unsigned int)c->uid);
-		answer_error(c->fd, err.msg);
+		answer_error(d, c, err.msg);
 		log_warn("refused %s from uid %u pid %d", cmd,
 			 (unsigned int)c->uid, (int)c->pid);
 		goto out;
@@ -572,7 +727,7 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 	if (bad && strcmp(cmd, "exec") && strcmp(cmd, "restore")) {
 		snprintf(err.msg, sizeof(err.msg), "\"%s\" must be a string",
 			 commands[k].args[0]);
-		answer_error(c->fd, err.msg);
+		answer_error(d, c, err.msg);
 		goto out;
 	}
 
@@ -592,6 +747,13 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 		char *text = NULL;
 
 		ret = xlb_config_save(&d->state, &text);
+		if (!ret && !c->priv) {
+			char *t = without_key(text);
+
+			free(text);
+			text = t;
+			ret = t ? 0 : -ENOMEM;
+		}
 		if (ret) {
 			xlb_errf(&err, -ret, "out of memory");
 		} else {
@@ -638,49 +800,106 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 		/* parked: answered when the cluster write is done */
 	} else if (ret) {
 		json_object_put(res);
-		answer_error(c->fd, err.msg[0] ? err.msg : strerror(-ret));
+		answer_error(d, c, err.msg[0] ? err.msg : strerror(-ret));
 		if (commands[k].mutating)
 			log_info("refused %s: %s", cmd, err.msg);
 	} else {
-		answer_ok(c->fd, res);
+		answer_ok(d, c, res);
 	}
 out:
 	json_object_put(req);
 }
 
-static void accept_clients(struct xlbd *d, int epfd)
+/*
+ * May the peer on fd change state: root, or a member of --group, as its
+ * primary group or a supplementary one (SO_PEERGROUPS: the groups it had
+ * when it connected; else the group database's list for its user).
+ */
+static bool may_change(const struct xlbd *d, int fd, const struct ucred *cr)
 {
-	struct timeval tv = { XLB_MSG_TIMEOUT_MS / 1000,
-			      (XLB_MSG_TIMEOUT_MS % 1000) * 1000 };
+	gid_t small[64], *groups = small;
+	socklen_t len = sizeof(small);
+	bool member = false;
+	size_t i, n;
+	int ret;
 
+	if (cr->uid == 0)
+		return true;
+	if (!d->group_set)
+		return false;
+	if (cr->gid == d->group_gid)
+		return true;
+	ret = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+	if (ret && errno == ERANGE) {
+		groups = malloc(len);
+		if (!groups ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len)) {
+			free(groups);
+			return false;
+		}
+	} else if (ret && errno == ENOPROTOOPT) {
+		/* a kernel before 4.13: what the group database says */
+		struct passwd pw, *pp = NULL;
+		char buf[4096];
+		int ng = 64;
+
+		if (getpwuid_r(cr->uid, &pw, buf, sizeof(buf), &pp) || !pp ||
+		    getgrouplist(pp->pw_name, cr->gid, small, &ng) < 0)
+			return false;
+		len = (socklen_t)((size_t)ng * sizeof(gid_t));
+	} else if (ret) {
+		return false;
+	}
+	n = len / sizeof(gid_t);
+	for (i = 0; i < n && !member; i++)
+		member = groups[i] == d->group_gid;
+	if (groups != small)
+		free(groups);
+	return member;
+}
+
+static void accept_clients(struct xlbd *d)
+{
 	for (;;) {
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
 		struct ucred cr;
 		socklen_t crlen = sizeof(cr);
 		struct xlbd_client *c;
+		size_t i, readers = 0;
+		bool priv;
 		int fd;
 
 		fd = accept4(d->ctl_fd, NULL, NULL,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		if (d->n_clients == XLBD_CLIENTS_MAX ||
-		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen)) {
-			answer_error(fd, "too many clients; try again");
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen)) {
 			close(fd);
 			continue;
 		}
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		priv = may_change(d, fd, &cr);
+		for (i = 0; i < d->n_clients; i++)
+			readers += !d->clients[i].priv;
+		if (d->n_clients == XLBD_CLIENTS_MAX ||
+		    (!priv && readers >=
+		     XLBD_CLIENTS_MAX - XLBD_CLIENTS_RESERVED)) {
+			refuse(fd, "too many clients; try again");
+			close(fd);
+			continue;
+		}
 		c = &d->clients[d->n_clients];
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
 		c->uid = cr.uid;
 		c->gid = cr.gid;
 		c->pid = cr.pid;
-		c->last_ms = xlb_mono_ms();
+		c->priv = priv;
+		c->max = priv ? XLB_MSG_MAX : XLB_MSG_READ_MAX;
+		c->since_ms = xlb_mono_ms();
 		c->serial = ++d->ctl_next_serial;
+		c->events = ev.events;
 		ev.data.fd = fd;
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		if (epoll_ctl(d->ctl_epfd, EPOLL_CTL_ADD, fd, &ev)) {
 			close(fd);
 			continue;
 		}
@@ -688,13 +907,16 @@ static void accept_clients(struct xlbd *d, int epfd)
 	}
 }
 
-/* Answer every complete line of c's buffer; false when c must be closed. */
+/*
+ * Answer the complete lines of c's buffer, one at a time while its
+ * answers go out; false when the daemon stops.
+ */
 static bool drain_lines(struct xlbd *d, struct xlbd_client *c)
 {
 	size_t start = 0;
 	char *nl;
 
-	while (!c->parked &&
+	while (!c->parked && !c->out &&
 	       (nl = memchr(c->buf + start, '\n', c->len - start))) {
 		size_t len = (size_t)(nl - (c->buf + start));
 
@@ -704,44 +926,71 @@ static bool drain_lines(struct xlbd *d, struct xlbd_client *c)
 		if (d->stop)
 			break;
 	}
-	memmove(c->buf, c->buf + start, c->len - start);
-	c->len -= start;
+	if (start) {
+		memmove(c->buf, c->buf + start, c->len - start);
+		c->len -= start;
+		c->since_ms = xlb_mono_ms();
+	}
 	return !d->stop;
+}
+
+static void too_large(struct xlbd *d, struct xlbd_client *c)
+{
+	char m[160];
+
+	snprintf(m, sizeof(m), "message larger than %zu bytes%s", c->max,
+		 c->priv ? "" :
+		 " (a request that changes state may be larger; it needs root or the daemon's group)");
+	refuse(c->fd, m);
+	log_info("closed the connection of uid %u pid %d: %s",
+		 (unsigned int)c->uid, (int)c->pid, m);
+	client_close(d, c);
 }
 
 void xlbd_control_event(struct xlbd *d, int epfd, int fd, uint32_t events)
 {
 	struct xlbd_client *c;
 
+	(void)epfd;
 	if (fd == d->ctl_fd) {
-		accept_clients(d, epfd);
+		accept_clients(d);
 		return;
 	}
 	c = client_of(d, fd);
 	if (!c)
 		return;
+	if (c->out) {
+		if (client_flush(c) || (!c->out && c->eof)) {
+			client_close(d, c);
+			return;
+		}
+		client_watch(d, c);
+		if (c->out || !drain_lines(d, c))
+			return;
+		client_watch(d, c);
+		return;		/* more input comes as an event of its own */
+	}
+	if (c->parked || c->eof) {
+		if (events & (EPOLLHUP | EPOLLERR))
+			client_close(d, c);
+		return;
+	}
 	for (;;) {
 		ssize_t r;
 
-		if (c->cap - c->len < 4096) {
+		if (c->len == c->cap) {
 			size_t cap = c->cap ? c->cap * 2 : 8192;
 			char *b;
 
-			if (cap > XLB_MSG_MAX + 4096)
-				cap = XLB_MSG_MAX + 4096;
-			if (cap - c->len < 1) {
-				char m[96];
-
-				snprintf(m, sizeof(m),
-					 "message larger than %u bytes",
-					 XLB_MSG_MAX);
-				answer_error(c->fd, m);
-				client_close(d, epfd, c);
+			if (c->cap >= c->max) {
+				too_large(d, c);
 				return;
 			}
+			if (cap > c->max)
+				cap = c->max;
 			b = realloc(c->buf, cap);
 			if (!b) {
-				client_close(d, epfd, c);
+				client_close(d, c);
 				return;
 			}
 			c->buf = b;
@@ -754,28 +1003,32 @@ void xlbd_control_event(struct xlbd *d, int epfd, int fd, uint32_t events)
 			break;
 		if (r <= 0) {
 			/* end of input: a last message without newline */
-			if (c->len) {
+			c->eof = true;
+			if (c->len && !c->out) {
 				handle(d, c, c->buf, c->len);
 				c->len = 0;
 			}
-			client_close(d, epfd, c);
+			if (!c->out && !c->parked)
+				client_close(d, c);
+			else
+				client_watch(d, c);
 			return;
 		}
+		if (!c->len)
+			c->since_ms = xlb_mono_ms();
 		c->len += (size_t)r;
-		c->last_ms = xlb_mono_ms();
 		if (!drain_lines(d, c))
 			return;
-		if (c->len >= XLB_MSG_MAX) {
-			char m[96];
-
-			snprintf(m, sizeof(m), "message larger than %u bytes",
-				 XLB_MSG_MAX);
-			answer_error(c->fd, m);
-			client_close(d, epfd, c);
+		if (c->out || c->parked) {
+			/* the rest waits until its answer is out */
+			client_watch(d, c);
+			return;
+		}
+		if (c->len == c->max) {
+			too_large(d, c);
 			return;
 		}
 	}
-	(void)events;
 }
 
 void xlbd_control_sweep(struct xlbd *d, int epfd)
@@ -783,17 +1036,24 @@ void xlbd_control_sweep(struct xlbd *d, int epfd)
 	uint64_t now = xlb_mono_ms();
 	size_t i = 0;
 
+	(void)epfd;
 	while (i < d->n_clients) {
 		struct xlbd_client *c = &d->clients[i];
 
-		if (c->parked || now - c->last_ms < XLB_MSG_TIMEOUT_MS) {
+		if (c->out) {
+			if (now - c->out_ms < XLB_MSG_TIMEOUT_MS) {
+				i++;
+				continue;
+			}
+			log_info("closed the connection of uid %u pid %d: it did not read its answer",
+				 (unsigned int)c->uid, (int)c->pid);
+		} else if (c->parked || now - c->since_ms < XLB_MSG_TIMEOUT_MS) {
 			i++;
 			continue;
+		} else if (c->len) {
+			refuse(c->fd, "message not finished in time (no newline)");
 		}
-		if (c->len)
-			answer_error(c->fd,
-				     "message not finished in time (no newline)");
-		client_close(d, epfd, c);
+		client_close(d, c);
 	}
 }
 
@@ -820,16 +1080,18 @@ void xlbd_control_answer(struct xlbd *d, uint64_t ticket, int ret,
 
 		if (c->serial != ticket || !c->parked)
 			continue;
+		c->parked = false;
 		if (ret) {
-			answer_error(c->fd, msg ? msg : strerror(-ret));
+			answer_error(d, c, msg ? msg : strerror(-ret));
 			log_info("refused exec: %s", msg ? msg : strerror(-ret));
 		} else {
-			answer_ok(c->fd, result);
+			answer_ok(d, c, result);
 			result = NULL;
 		}
-		c->parked = false;
 		c->resume = c->len > 0;
-		c->last_ms = xlb_mono_ms();
+		c->since_ms = xlb_mono_ms();
+		if (c->eof && !c->out)
+			client_close(d, c);
 		break;
 	}
 	json_object_put(result);	/* the client went away meanwhile */
@@ -840,9 +1102,10 @@ void xlbd_control_resume(struct xlbd *d)
 	size_t i;
 
 	for (i = 0; i < d->n_clients; i++)
-		if (d->clients[i].resume) {
+		if (d->clients[i].resume && !d->clients[i].out) {
 			d->clients[i].resume = false;
 			drain_lines(d, &d->clients[i]);
+			client_watch(d, &d->clients[i]);
 		}
 }
 

@@ -852,6 +852,8 @@ int main(int argc, char **argv)
 	if (!d.state_loaded)
 		xlbd_save_state(&d);
 	d.runtime_dirty = true;		/* written once the loop runs */
+	if (xlbd_ctcount_start(&d))
+		log_warn("cannot start the connection table count: conntrack entries are not reported");
 	pthread_mutex_lock(&d.lock);
 	d.ready = true;
 	xlbd_announce_open(&d);
@@ -862,6 +864,7 @@ int main(int argc, char **argv)
 
 	xlbd_cluster_stop(&d);
 	xlbd_metrics_stop(&d);
+	xlbd_ctcount_stop(&d);
 	if (d.shutdown) {
 		/* routers move the flows away before forwarding stops */
 		xlbd_announce_withdraw(&d);

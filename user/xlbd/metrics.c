@@ -2,7 +2,8 @@
 /*
  * Prometheus metrics over HTTP (libmicrohttpd, its own thread): GET
  * /metrics answers the text exposition format.  The handler takes d->lock,
- * so it sees one consistent state between two changes.
+ * so it sees one consistent state between two changes; it only reads
+ * what is at hand: the connection table is counted by ctcount.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -61,20 +62,150 @@ static void help(struct buf *b, const char *name, const char *type,
 	bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
+/* One family's lines: HELP and TYPE, then every sample of it. */
+#define FAMILY(b, n, name, type, text, fmt, ...)			\
+	do {								\
+		help(b, name, type, text);				\
+		for (i = 0; i < (n); i++)				\
+			bprintf(b, name fmt "\n", __VA_ARGS__);	\
+	} while (0)
+
+struct vip_row {
+	char vs[XLB_VIP_STR_MAX];
+	struct xlb_vip_stats st;
+	const struct xlbd_vip *rv;
+};
+
+static void render_vips(struct xlbd *d, struct buf *b)
+{
+	size_t i, n = d->state.n_vips;
+	struct vip_row *r = calloc(n ? n : 1, sizeof(*r));
+
+	if (!r) {
+		b->oom = true;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		r[i].rv = &d->rt_vips[i];
+		xlb_dp_vip_stats(&d->dp, r[i].rv->id, &r[i].st);
+		xlb_vip_str(&d->state.vips[i].key, r[i].vs);
+	}
+	FAMILY(b, n, "xlb_vip_packets_total", "counter",
+	       "packets forwarded per VIP", "{vip=\"%s\"} %llu", r[i].vs,
+	       (unsigned long long)r[i].st.packets);
+	FAMILY(b, n, "xlb_vip_bytes_total", "counter",
+	       "bytes forwarded per VIP", "{vip=\"%s\"} %llu", r[i].vs,
+	       (unsigned long long)r[i].st.bytes);
+	FAMILY(b, n, "xlb_vip_new_flows_total", "counter",
+	       "flows the VIP's table placed (connection table misses)",
+	       "{vip=\"%s\"} %llu", r[i].vs,
+	       (unsigned long long)r[i].st.new_flows);
+	FAMILY(b, n, "xlb_vip_conntrack_hits_total", "counter",
+	       "packets sent by their connection table entry",
+	       "{vip=\"%s\"} %llu", r[i].vs,
+	       (unsigned long long)r[i].st.ct_hits);
+	FAMILY(b, n, "xlb_vip_flow_cache_hits_total", "counter",
+	       "packets sent from the per-CPU flow cache",
+	       "{vip=\"%s\"} %llu", r[i].vs,
+	       (unsigned long long)r[i].st.cache_hits);
+	FAMILY(b, n, "xlb_vip_table_generation", "gauge",
+	       "tables of the VIP published so far", "{vip=\"%s\"} %llu",
+	       r[i].vs, (unsigned long long)r[i].rv->generation);
+	FAMILY(b, n, "xlb_vip_table_fingerprint", "gauge",
+	       "1, labelled with the published table's fingerprint",
+	       "{vip=\"%s\",fingerprint=\"0x%016llx\"} 1", r[i].vs,
+	       (unsigned long long)r[i].rv->fingerprint);
+	FAMILY(b, n, "xlb_vip_table_changed_timestamp_seconds", "gauge",
+	       "unix time the VIP's table was last published",
+	       "{vip=\"%s\"} %.3f", r[i].vs, r[i].rv->changed_at);
+	FAMILY(b, n, "xlb_vip_backends_in_table", "gauge",
+	       "backends with slots in the VIP's table", "{vip=\"%s\"} %u",
+	       r[i].vs, r[i].rv->in_table);
+	FAMILY(b, n, "xlb_vip_panic", "gauge",
+	       "1 while the VIP is in panic (down backends kept in its table)",
+	       "{vip=\"%s\"} %d", r[i].vs, r[i].rv->panic);
+	free(r);
+}
+
+struct be_row {
+	char l[256];		/* its labels */
+	struct xlb_counter c;
+	const struct xlb_backend_conf *be;
+	const struct xlbd_be *rb;
+};
+
+static void render_backends(struct xlbd *d, struct buf *b)
+{
+	static const char *const states[] = { "active", "drain", "down" };
+	size_t i, k, n = d->state.n_backends, nr = 0;
+	struct be_row *r = calloc(n ? n : 1, sizeof(*r));
+
+	if (!r) {
+		b->oom = true;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct xlb_backend_conf *be = &d->state.backends[i];
+		char vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX];
+
+		r[i].be = be;
+		r[i].rb = &d->rt_bes[i];
+		xlb_dp_backend_stats(&d->dp, r[i].rb->id, &r[i].c);
+		snprintf(r[i].l, sizeof(r[i].l),
+			 "vip=\"%s\",backend=\"%s\",addr=\"%s\"",
+			 xlb_vip_str(&be->vip, vs), be->name,
+			 xlb_addr_str(be->family, be->addr, as));
+		nr += r[i].rb->has_result;
+	}
+	FAMILY(b, n, "xlb_backend_packets_total", "counter",
+	       "packets sent to a backend (per address and encapsulation)",
+	       "{%s} %llu", r[i].l, (unsigned long long)r[i].c.packets);
+	FAMILY(b, n, "xlb_backend_bytes_total", "counter",
+	       "bytes sent to a backend (per address and encapsulation)",
+	       "{%s} %llu", r[i].l, (unsigned long long)r[i].c.bytes);
+	FAMILY(b, n, "xlb_backend_healthy", "gauge",
+	       "1 unless the backend's health check says down",
+	       "{%s} %d", r[i].l, r[i].rb->health != XLB_HC_DOWN);
+	FAMILY(b, n, "xlb_backend_weight", "gauge", "the backend's weight",
+	       "{%s} %u", r[i].l, r[i].be->weight);
+	help(b, "xlb_backend_state", "gauge",
+	     "1 for the backend's administrative state");
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 3; k++)
+			bprintf(b, "xlb_backend_state{%s,state=\"%s\"} %d\n",
+				r[i].l, states[k], r[i].be->admin == k);
+	if (nr) {
+		help(b, "xlb_backend_check_up", "gauge",
+		     "1 if the backend's last health check passed");
+		for (i = 0; i < n; i++)
+			if (r[i].rb->has_result)
+				bprintf(b, "xlb_backend_check_up{%s} %d\n",
+					r[i].l, r[i].rb->last.ok);
+		help(b, "xlb_backend_check_rtt_seconds", "gauge",
+		     "the round trip of the backend's last health check");
+		for (i = 0; i < n; i++)
+			if (r[i].rb->has_result)
+				bprintf(b, "xlb_backend_check_rtt_seconds{%s} %.3f\n",
+					r[i].l, r[i].rb->last.rtt_ms / 1000.0);
+	}
+	free(r);
+}
+
 static void render(struct xlbd *d, struct buf *b)
 {
 	__u64 ev[XLB_EV_MAX] = { 0 }, act[XLB_ACTIONS] = { 0 };
 	static const char *const actions[XLB_ACTIONS] = {
 		"aborted", "drop", "pass", "tx", "redirect" };
-	static const char *const states[] = { "active", "drain", "down" };
-	size_t i, k;
+	struct xlbd_ct_figures ctf;
+	size_t k;
 	__u32 ct = 0;
 
 	help(b, "xlb_up", "gauge", "1 while xlbd runs");
 	bprintf(b, "xlb_up 1\n");
 	if (!d->ready)
 		return;		/* still starting */
-	help(b, "xlb_generation", "counter", "accepted configuration changes");
+	help(b, "xlb_generation", "gauge",
+	     "the daemon's generation: configuration changes accepted");
 	bprintf(b, "xlb_generation %llu\n", (unsigned long long)d->generation);
 	help(b, "xlb_uptime_seconds", "gauge", "seconds since xlbd started");
 	bprintf(b, "xlb_uptime_seconds %.3f\n", xlbd_now() - d->started_at);
@@ -87,64 +218,8 @@ static void render(struct xlbd *d, struct buf *b)
 		free(t);
 	}
 
-	help(b, "xlb_vip_packets_total", "counter", "packets forwarded per VIP");
-	for (i = 0; i < d->state.n_vips; i++) {
-		struct xlb_vip_stats st = { 0 };
-		char vs[XLB_VIP_STR_MAX];
-
-		xlb_dp_vip_stats(&d->dp, d->rt_vips[i].id, &st);
-		xlb_vip_str(&d->state.vips[i].key, vs);
-		bprintf(b, "xlb_vip_packets_total{vip=\"%s\"} %llu\n", vs,
-			(unsigned long long)st.packets);
-		bprintf(b, "xlb_vip_bytes_total{vip=\"%s\"} %llu\n", vs,
-			(unsigned long long)st.bytes);
-		bprintf(b, "xlb_vip_new_flows_total{vip=\"%s\"} %llu\n", vs,
-			(unsigned long long)st.new_flows);
-		bprintf(b, "xlb_vip_conntrack_hits_total{vip=\"%s\"} %llu\n",
-			vs, (unsigned long long)st.ct_hits);
-		bprintf(b, "xlb_vip_flow_cache_hits_total{vip=\"%s\"} %llu\n",
-			vs, (unsigned long long)st.cache_hits);
-		bprintf(b, "xlb_vip_table_generation{vip=\"%s\"} %llu\n", vs,
-			(unsigned long long)d->rt_vips[i].generation);
-		bprintf(b, "xlb_vip_table_fingerprint{vip=\"%s\",fingerprint=\"0x%016llx\"} 1\n",
-			vs, (unsigned long long)d->rt_vips[i].fingerprint);
-		bprintf(b, "xlb_vip_table_changed_timestamp_seconds{vip=\"%s\"} %.3f\n",
-			vs, d->rt_vips[i].changed_at);
-		bprintf(b, "xlb_vip_backends_in_table{vip=\"%s\"} %u\n", vs,
-			d->rt_vips[i].in_table);
-		bprintf(b, "xlb_vip_panic{vip=\"%s\"} %d\n", vs,
-			d->rt_vips[i].panic);
-	}
-
-	help(b, "xlb_backend_packets_total", "counter",
-	     "packets sent to a backend (per address and encapsulation)");
-	for (i = 0; i < d->state.n_backends; i++) {
-		const struct xlb_backend_conf *be = &d->state.backends[i];
-		const struct xlbd_be *rb = &d->rt_bes[i];
-		struct xlb_counter c = { 0 };
-		char vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX], l[256];
-
-		xlb_dp_backend_stats(&d->dp, rb->id, &c);
-		snprintf(l, sizeof(l), "vip=\"%s\",backend=\"%s\",addr=\"%s\"",
-			 xlb_vip_str(&be->vip, vs), be->name,
-			 xlb_addr_str(be->family, be->addr, as));
-		bprintf(b, "xlb_backend_packets_total{%s} %llu\n", l,
-			(unsigned long long)c.packets);
-		bprintf(b, "xlb_backend_bytes_total{%s} %llu\n", l,
-			(unsigned long long)c.bytes);
-		bprintf(b, "xlb_backend_healthy{%s} %d\n", l,
-			rb->health != XLB_HC_DOWN);
-		bprintf(b, "xlb_backend_weight{%s} %u\n", l, be->weight);
-		for (k = 0; k < 3; k++)
-			bprintf(b, "xlb_backend_state{%s,state=\"%s\"} %d\n", l,
-				states[k], be->admin == k);
-		if (rb->has_result) {
-			bprintf(b, "xlb_backend_check_up{%s} %d\n", l,
-				rb->last.ok);
-			bprintf(b, "xlb_backend_check_rtt_seconds{%s} %.3f\n",
-				l, rb->last.rtt_ms / 1000.0);
-		}
-	}
+	render_vips(d, b);
+	render_backends(d, b);
 
 	help(b, "xlb_events_total", "counter",
 	     "data-path events: drops by reason, ICMP answers and steering");
@@ -157,9 +232,27 @@ static void render(struct xlbd *d, struct buf *b)
 	for (k = 0; k < XLB_ACTIONS; k++)
 		bprintf(b, "xlb_xdp_actions_total{action=\"%s\"} %llu\n",
 			actions[k], (unsigned long long)act[k]);
-	help(b, "xlb_conntrack_entries", "gauge", "connection table entries");
-	xlb_dp_ct_count(&d->dp, &ct);
-	bprintf(b, "xlb_conntrack_entries %u\n", ct);
+	if (xlbd_ctcount_get(d, &ctf)) {
+		help(b, "xlb_conntrack_entries", "gauge",
+		     "connection table entries, as of the last count");
+		bprintf(b, "xlb_conntrack_entries %u\n", ctf.count);
+		help(b, "xlb_conntrack_count_age_seconds", "gauge",
+		     "seconds since that count ended");
+		bprintf(b, "xlb_conntrack_count_age_seconds %.3f\n", ctf.age_s);
+		help(b, "xlb_conntrack_count_seconds", "gauge",
+		     "seconds the last count took (off the control loop)");
+		bprintf(b, "xlb_conntrack_count_seconds %.3f\n", ctf.seconds);
+	}
+	if (d->ctcount) {
+		xlbd_ctcount_get(d, &ctf);
+		help(b, "xlb_conntrack_counts_total", "counter",
+		     "counts of the connection table done");
+		bprintf(b, "xlb_conntrack_counts_total %llu\n",
+			(unsigned long long)ctf.counts);
+		help(b, "xlb_conntrack_counting", "gauge",
+		     "1 while the connection table is being counted");
+		bprintf(b, "xlb_conntrack_counting %d\n", ctf.counting);
+	}
 	if (!xlb_dp_ct_capacity(&d->dp, &ct)) {
 		help(b, "xlb_conntrack_capacity", "gauge",
 		     "flows the connection table holds at most");

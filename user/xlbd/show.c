@@ -402,6 +402,7 @@ int xlbd_show_stats(struct xlbd *d, const char *vip, json_object **out,
 	__u64 ev[XLB_EV_MAX] = { 0 }, act[XLB_ACTIONS] = { 0 };
 	json_object *r, *a, *e, *x;
 	long only = -1;
+	struct xlbd_ct_figures ctf;
 	__u32 cnt = 0;
 	size_t i, k;
 	int ret;
@@ -456,8 +457,10 @@ int xlbd_show_stats(struct xlbd *d, const char *vip, json_object **out,
 	for (k = 0; k < XLB_ACTIONS; k++)
 		jadd(x, actions[k], jint(act[k]));
 	jadd(r, "actions", x);
-	xlb_dp_ct_count(&d->dp, &cnt);
-	jadd(r, "conntrack_entries", jint(cnt));
+	if (xlbd_ctcount_get(d, &ctf)) {
+		jadd(r, "conntrack_entries", jint(ctf.count));
+		jadd(r, "conntrack_age_s", json_object_new_double(ctf.age_s));
+	}
 	if (!xlb_dp_ct_capacity(&d->dp, &cnt))
 		jadd(r, "conntrack_capacity", jint(cnt));
 	*out = r;

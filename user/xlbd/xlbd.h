@@ -234,10 +234,12 @@ struct xlbd {
 	uint64_t hc_results[2];		/* failed, succeeded */
 
 	void *metrics;			/* struct MHD_Daemon */
+	struct xlbd_ctcount *ctcount;	/* ctcount.c, or NULL */
 	struct xlbd_cluster *cl;	/* cluster mode (cluster.c), or NULL */
 	struct xlbd_announce ann;	/* announce.c */
 
 	int ctl_fd;			/* the control socket, -1: none */
+	int ctl_epfd;			/* the loop's epoll, for its clients */
 	struct xlbd_client *clients;	/* XLBD_CLIENTS_MAX of them */
 	size_t n_clients;
 	uint64_t ctl_next_serial;	/* of the clients accepted */
@@ -417,6 +419,20 @@ int xlbd_announce_cleanup(struct xlbd *d, uint32_t table);
 struct json_object *xlbd_announce_show(struct xlbd *d);
 /* The announce metrics as text (malloc'd; NULL when out of memory). */
 void xlbd_announce_metrics(struct xlbd *d, char **text);
+
+/* ctcount.c: the connection table counted off the loop (no lock) */
+#define XLBD_CT_COUNT_INTERVAL_S	10
+struct xlbd_ct_figures {
+	uint32_t count;		/* entries in use */
+	double age_s;		/* seconds since the count ended */
+	double seconds;		/* it took */
+	uint64_t counts;	/* counts done since start */
+	bool counting;		/* one runs now */
+};
+int xlbd_ctcount_start(struct xlbd *d);
+void xlbd_ctcount_stop(struct xlbd *d);
+/* The last count; false while the first one runs. */
+bool xlbd_ctcount_get(struct xlbd *d, struct xlbd_ct_figures *f);
 
 /* metrics.c */
 int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err);
