@@ -260,16 +260,19 @@ test-vm vmtest: $(BPF_TESTS) $(NET_TESTS)
 
 # --- kernel module (kmod/) --------------------------------------------------
 # xlb_redirect.ko, built by Kbuild (top-level Kbuild -> kmod/Kbuild) against
-# the headers of the kernel Debian's linux-image-amd64 installs, the one the
-# vm tier boots; KDIR=/path/to/tree (or KVER=...) builds for another.  Its
-# tests (tests/kmod/, kselftest harness) are built here and run in the
-# guest by tests/vm/kmod.sh, with checkpatch.pl --strict from linux-source.
+# the headers of the kernel Debian's linux-image-amd64 installs (6.1);
+# KDIR=/path/to/tree (or KVER=..., e.g. Debian's 6.12) builds for another.
+# Its tests (tests/kmod/, kselftest harness) are built here and run by
+# tests/vm/kmod.sh in a guest of each kernel the vm tier boots (6.1, 6.12),
+# each with a module it builds for that kernel, and checkpatch.pl --strict
+# from each kernel's linux-source.
 KVER ?= $(or $(shell dpkg-query -W -f='$${Depends}' linux-image-amd64 2>/dev/null | \
 	       sed -n 's/^linux-image-\([^ ,]*\).*/\1/p'), \
 	     $(notdir $(lastword $(sort $(wildcard /lib/modules/6.1.*)))))
 KDIR ?= /lib/modules/$(KVER)/build
 KMOD_TESTS  := $(patsubst tests/kmod/%.c,$(O)/tests/kmod/%,$(wildcard tests/kmod/*.c))
-CHECKPATCH  := $(O)/checkpatch/checkpatch.pl
+KSRC_SERIES := 6.1 6.12
+CHECKPATCH  := $(foreach v,$(KSRC_SERIES),$(O)/checkpatch/$(v)/checkpatch.pl)
 
 .PHONY: kmod kmod-clean
 kmod:
@@ -280,13 +283,14 @@ kmod-clean:
 	rm -f kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd \
 		kmod/modules.order Module.symvers modules.order .*.cmd
 
-# checkpatch.pl and the files it reads beside it, from Debian's linux-source
-$(CHECKPATCH):
+# checkpatch.pl and the files it reads beside it, from Debian's
+# linux-source-6.1 and linux-source-6.12
+$(O)/checkpatch/%/checkpatch.pl:
 	@mkdir -p $(dir $@)
-	tar -xJf $(KSFT_TAR) -C $(dir $@) --strip-components=2 \
-		linux-source-6.1/scripts/checkpatch.pl \
-		linux-source-6.1/scripts/spelling.txt \
-		linux-source-6.1/scripts/const_structs.checkpatch
+	tar -xJf /usr/src/linux-source-$*.tar.xz -C $(dir $@) --strip-components=2 \
+		linux-source-$*/scripts/checkpatch.pl \
+		linux-source-$*/scripts/spelling.txt \
+		linux-source-$*/scripts/const_structs.checkpatch
 	@touch $@
 
 $(O)/tests/kmod/%: tests/kmod/%.c $(LIBXLB) $(PKT_OBJ) | $(BPF_SKELS) $(KSFT_HDR)

@@ -46,6 +46,7 @@
 #include <linux/skbuff.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
+#include <linux/version.h>
 #include <net/addrconf.h>
 #include <net/checksum.h>
 #include <net/inet6_hashtables.h>
@@ -350,6 +351,26 @@ static bool xlbr_owned(struct net *net, struct sk_buff *skb,
 }
 
 /*
+ * The cookie's hash, age and MSS index.  6.8 dropped the cookie argument of
+ * __cookie_v4_check() and __cookie_v6_check(): they take it from the ACK,
+ * as we do.
+ */
+static bool xlbr_cookie_check(const struct xlbr_pkt *p)
+{
+#if KERNEL_VERSION(6, 8, 0) <= LINUX_VERSION_CODE
+	if (p->inner_family == AF_INET)
+		return __cookie_v4_check(&p->ip4, &p->th) != 0;
+	return __cookie_v6_check(&p->ip6, &p->th) != 0;
+#else
+	u32 cookie = ntohl(p->th.ack_seq) - 1;
+
+	if (p->inner_family == AF_INET)
+		return __cookie_v4_check(&p->ip4, &p->th, cookie) != 0;
+	return __cookie_v6_check(&p->ip6, &p->th, cookie) != 0;
+#endif
+}
+
+/*
  * An ACK completing a handshake this host answered with a SYN cookie: the
  * checks tcp_v4_rcv()/tcp_v6_rcv() make before creating the socket (a
  * listener, syncookies on, a cookie sent recently by that listener, the
@@ -360,7 +381,6 @@ static bool xlbr_syncookie(struct net *net, const struct xlbr_pkt *p,
 			   int dif, int sdif)
 {
 	struct inet_hashinfo *hinfo = net->ipv4.tcp_death_row.hashinfo;
-	u32 cookie = ntohl(p->th.ack_seq) - 1;
 	struct sock *lsk;
 
 	if (!IS_ENABLED(CONFIG_SYN_COOKIES) || p->icmp ||
@@ -380,9 +400,7 @@ static bool xlbr_syncookie(struct net *net, const struct xlbr_pkt *p,
 	/* listeners are found without a reference, under RCU */
 	if (!lsk || tcp_synq_no_recent_overflow(lsk))
 		return false;
-	if (p->inner_family == AF_INET)
-		return __cookie_v4_check(&p->ip4, &p->th, cookie) != 0;
-	return __cookie_v6_check(&p->ip6, &p->th, cookie) != 0;
+	return xlbr_cookie_check(p);
 }
 
 static bool xlbr_addr_eq(u8 family, const union xlbr_addr *a,

@@ -7,11 +7,12 @@
 #
 # GROUPs (none: all of them): build (make: compilers, libraries), unit (the
 # unit tiers: the kselftest harness, python3, the man page checks, plots),
-# fuzz, bpf, net, daemon, e2e (real traffic, make demo), vm (qemu guests),
-# kmod (the module's kernel headers), bench.  Without an option it
-# installs what is missing (as root; idempotent: it asks apt only for what
-# dpkg does not have).  --check installs nothing and fails, naming the
-# missing packages; --missing prints them (nothing when all are there).
+# fuzz, bpf, net, daemon, e2e (real traffic, make demo), vm (qemu guests
+# of Debian's kernels 6.1 and 6.12), kmod (the module's kernel headers,
+# both kernels), bench.  Without an option it installs what is missing
+# (as root; idempotent: it asks apt only for what dpkg does not have).
+# --check installs nothing and fails, naming the missing packages;
+# --missing prints them (nothing when all are there).
 set -euo pipefail
 
 declare -A GROUP=(
@@ -25,9 +26,10 @@ declare -A GROUP=(
 	[daemon]="iproute2 curl etcd-server etcd-client prometheus python3-prometheus-client"
 	[e2e]="iproute2 ethtool socat curl nginx-light wrk python3 xdp-tools
 	       etcd-server etcd-client bird2"
-	[vm]="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio
-	      linux-source-6.1 xz-utils"
-	[kmod]="linux-headers-amd64"
+	[vm]="qemu-system-x86 linux-image-amd64 linux-image-6.12-amd64
+	      busybox-static kmod cpio linux-source-6.1 linux-source-6.12
+	      xz-utils"
+	[kmod]="linux-headers-amd64 linux-headers-6.12-amd64"
 	[bench]="gnuplot-nox python3"
 )
 ORDER="build unit fuzz bpf net daemon e2e vm kmod bench"

@@ -1,51 +1,46 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The bpf and net tiers on Debian 12's kernel 6.1: every build/tests/bpf and
-# build/tests/net program runs in one qemu guest (tools/vm/run.sh --
-# tests/run.sh bpf net; booting is the expensive part), and each becomes
-# one TAP line here.  A failing program's
-# relevant lines (failed cases, libbpf errors, the verifier's last words,
-# assertions) follow as diagnostics; the guest's whole output stays in
-# build/vm/bpf.log.  XLB_VM_TIMEOUT (seconds) bounds the guest's run.
+# The bpf and net tiers on each kernel Debian 12 ships (6.1 and 6.12,
+# tests/vm/lib/kernels.sh): every build/tests/bpf and build/tests/net
+# program runs in one qemu guest per kernel (tools/vm/run.sh --kernel
+# SERIES -- tests/run.sh bpf net; booting is the expensive part), the
+# guests side by side, and each program becomes one TAP line per kernel.
+# A failing program's relevant lines (failed cases, libbpf errors, the
+# verifier's last words, assertions) follow as diagnostics; each guest's
+# whole output stays in build/vm/bpf-SERIES.log.  XLB_VM_TIMEOUT (seconds)
+# bounds each guest's run.
 cd "$(dirname "$0")/../.." || exit 1
 O=${O:-build}
 TIMEOUT=${XLB_VM_TIMEOUT:-1200}
 . tests/lib/tap.sh
 . tests/vm/lib/pins.sh
+. tests/vm/lib/kernels.sh
 
 mapfile -t progs < <(find "$O"/tests/bpf "$O"/tests/net -maxdepth 1 -type f \
 	-perm -u+x 2>/dev/null | sort)
 if [[ ${#progs[@]} -eq 0 ]]; then
-	tap_not_ok "6.1: no test programs in $O/tests/bpf or $O/tests/net (make test-vm builds them)"
+	tap_not_ok "no test programs in $O/tests/bpf or $O/tests/net (make test-vm builds them)"
 	tap_done
 	exit 1
 fi
 
 mkdir -p "$O"/vm
-log="$O"/vm/bpf.log err="$O"/vm/bpf.err
-# Progress while the guest runs: which program it has started.
-# shellcheck disable=SC2016  # expanded in the guest
-tools/vm/run.sh --timeout "$TIMEOUT" -- \
-	bash -c 'echo "# guest kernel: $(uname -r)"; tests/run.sh bpf net; rc=$?
-		 echo "# xdp pins left: $(ls /sys/fs/bpf/xdp 2>/dev/null | tr "\n" " ")"
-		 exit $rc' \
-	2>"$err" | tee "$log" | sed -un 's|^# === .*/|# vm: running |p'
-vm_rc=${PIPESTATUS[0]}
-sed 's/^\([^#]\)/# \1/' "$err"
-
-# What went wrong with the guest itself, for programs it never finished.
-case $vm_rc in
-124) why="guest timed out after $TIMEOUT s" ;;
-*)   why="guest stopped (run.sh status $vm_rc)" ;;
-esac
-
-kver=$(sed -n 's/^# guest kernel: //p' "$log" | head -n 1)
-if [[ "$kver" == 6.1* ]]; then
-	tap_ok "6.1: guest kernel is $kver"
-else
-	tap_not_ok "6.1: guest kernel is 6.1 (got '${kver:-nothing}'; $why)"
-fi
+# One guest per kernel, side by side (each runs on one host core).
+# Progress while they run: which program each has started.
+for s in "${VM_SERIES[@]}"; do
+	log="$O/vm/bpf-$s.log" err="$O/vm/bpf-$s.err"
+	(
+		# shellcheck disable=SC2016  # expanded in the guest
+		tools/vm/run.sh --kernel "$s" --timeout "$TIMEOUT" -- \
+			bash -c 'echo "# guest kernel: $(uname -r)"; tests/run.sh bpf net; rc=$?
+				 echo "# xdp pins left: $(ls /sys/fs/bpf/xdp 2>/dev/null | tr "\n" " ")"
+				 exit $rc' \
+			2>"$err" | tee "$log" | sed -un "s|^# === .*/|# vm: $s: running |p"
+		echo "${PIPESTATUS[0]}" >"$O/vm/bpf-$s.rc"
+	) &
+done
+wait
 
 # One program's output, from its "# === PROG" header (tests/run.sh) to the
 # next header or the summary; a last line "@@complete" when it ended.
@@ -73,27 +68,44 @@ diagnose() {
 	' | sed -e 's/^# *//' -e 's/^/#   /'
 }
 
-xdp_pins_left "$log" "$why"
+for s in "${VM_SERIES[@]}"; do
+	log="$O/vm/bpf-$s.log"
+	sed 's/^\([^#]\)/# \1/' "$O/vm/bpf-$s.err"
+	vm_rc=$(cat "$O/vm/bpf-$s.rc" 2>/dev/null)
+	# What went wrong with the guest itself, for programs it never finished.
+	case $vm_rc in
+	124) why="guest timed out after $TIMEOUT s" ;;
+	*)   why="guest stopped (run.sh status ${vm_rc:-?})" ;;
+	esac
 
-for prog in "${progs[@]}"; do
-	name=${prog##*/}
-	out=$(section "$prog")
-	if [[ -z "$out" ]]; then
-		tap_not_ok "6.1: $name (did not run: $why)"
-		continue
-	fi
-	p=$(grep -cE '^ok [0-9]+' <<<"$out")
-	f=$(grep -cE '^not ok' <<<"$out")
-	if [[ "$out" != *@@complete ]]; then
-		tap_not_ok "6.1: $name (did not finish: $why)"
-		echo "#   $p ok, $f not ok before the guest stopped"
-		diagnose <<<"$out"
-	elif [[ $f -eq 0 && $p -gt 0 ]]; then
-		tap_ok "6.1: $name"
+	kver=$(sed -n 's/^# guest kernel: //p' "$log" | head -n 1)
+	if [[ "$kver" == "$s".* ]]; then
+		tap_ok "$s: guest kernel is $kver"
 	else
-		tap_not_ok "6.1: $name"
-		echo "#   $p ok, $f not ok; whole output in $log"
-		diagnose <<<"$out"
+		tap_not_ok "$s: guest kernel is $s (got '${kver:-nothing}'; $why)"
 	fi
+	xdp_pins_left "$s" "$log" "$why"
+
+	for prog in "${progs[@]}"; do
+		name=${prog##*/}
+		out=$(section "$prog")
+		if [[ -z "$out" ]]; then
+			tap_not_ok "$s: $name (did not run: $why)"
+			continue
+		fi
+		p=$(grep -cE '^ok [0-9]+' <<<"$out")
+		f=$(grep -cE '^not ok' <<<"$out")
+		if [[ "$out" != *@@complete ]]; then
+			tap_not_ok "$s: $name (did not finish: $why)"
+			echo "#   $p ok, $f not ok before the guest stopped"
+			diagnose <<<"$out"
+		elif [[ $f -eq 0 && $p -gt 0 ]]; then
+			tap_ok "$s: $name"
+		else
+			tap_not_ok "$s: $name"
+			echo "#   $p ok, $f not ok; whole output in $log"
+			diagnose <<<"$out"
+		fi
+	done
 done
-tap_done $((2 + ${#progs[@]}))
+tap_done $(((2 + ${#progs[@]}) * ${#VM_SERIES[@]}))

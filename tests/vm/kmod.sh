@@ -1,22 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The backend module kmod/xlb_redirect.ko on Debian 12's kernel 6.1, the one
-# it is built for: checkpatch.pl --strict on its source (here), then one qemu
-# guest (tools/vm/run.sh -- tests/vm/kmod.sh --guest) that loads it and runs
-# every build/tests/kmod program (kselftest harness: decision table,
-# malformed GUE, namespaces, unloading under traffic, the second-chance
-# scenario).  Each test case becomes one TAP line here; the scenario's
-# figures are passed on as diagnostics; the guest's whole output stays in
-# build/vm/kmod.log.  XLB_VM_TIMEOUT (seconds) bounds the guest's run.
-# A program still running after XLB_VM_STUCK seconds (default 300) has the
-# stacks of blocked tasks and the kernel log printed, every two minutes.
+# The backend module kmod/xlb_redirect.c on each kernel Debian 12 ships
+# (6.1 and 6.12, tests/vm/lib/kernels.sh): checkpatch.pl --strict from each
+# kernel's source (here), the DKMS tree built with W=1 against each
+# kernel's headers (no warning), then one qemu guest per kernel, side by
+# side (tools/vm/run.sh --kernel SERIES -- tests/vm/kmod.sh --guest), that
+# loads the module built for it and runs every build/tests/kmod program
+# (kselftest harness: decision table, hostile packets and control-file
+# writes, namespaces, unloading under traffic, the second-chance scenario).
+# Each test case becomes one TAP line per kernel; the scenario's figures
+# are passed on as diagnostics; each guest's whole output stays in
+# build/vm/kmod-SERIES.log.  XLB_VM_TIMEOUT (seconds) bounds each guest's
+# run.  A program still running after XLB_VM_STUCK seconds (default 300)
+# has the stacks of blocked tasks and the kernel log printed, every two
+# minutes.
 cd "$(dirname "$0")/../.." || exit 1
 O=${O:-build}
-KO=kmod/xlb_redirect.ko
 
 # --- in the guest -----------------------------------------------------------
 if [[ "${1:-}" == --guest ]]; then
+	# the module built for this kernel (on the host, below)
+	KO="$O/vm/kmod-$(uname -r)/kmod/xlb_redirect.ko"
+	export XLB_KMOD="$KO"
 	echo "# guest kernel: $(uname -r)"
 	echo "# module vermagic: $(modinfo -F vermagic "$KO" 2>/dev/null)"
 	modprobe -a udp_tunnel ip6_udp_tunnel veth bridge
@@ -89,40 +95,49 @@ fi
 TIMEOUT=${XLB_VM_TIMEOUT:-1200}
 . tests/lib/tap.sh
 . tests/vm/lib/pins.sh
+. tests/vm/lib/kernels.sh
 
-cp="$O"/checkpatch/checkpatch.pl
-if [[ ! -f "$cp" ]]; then
-	tap_not_ok "checkpatch --strict kmod/xlb_redirect.c (no $cp; make test-vm extracts it)"
-elif out=$(perl "$cp" --strict --no-tree --quiet -f kmod/xlb_redirect.c 2>&1); then
-	tap_ok "checkpatch --strict kmod/xlb_redirect.c: clean"
-else
-	tap_not_ok "checkpatch --strict kmod/xlb_redirect.c"
-	sed 's/^/#   /' <<<"$out" | head -n 40
-fi
-
-if [[ ! -f "$KO" ]]; then
-	tap_not_ok "module built ($KO missing; make kmod)"
-	tap_done
-	exit 1
-fi
-
-# The tree DKMS would build (make kmod-dkms-src), built here with W=1
-# against the headers the module was built for: no warning at all.
-kver=$(modinfo -F vermagic "$KO" 2>/dev/null | cut -d' ' -f1)
-dkms=$(find "$O"/dkms -mindepth 1 -maxdepth 1 -name 'xlb_redirect-*' -type d 2>/dev/null | head -n 1)
-if [[ -z "$dkms" || ! -d /lib/modules/$kver/build ]]; then
-	tap_not_ok "dkms source tree builds without warnings (no tree in $O/dkms or no headers for '$kver')"
-else
-	dkms=$(cd "$dkms" && pwd -P)
-	make -s -C "/lib/modules/$kver/build" M="$dkms" clean >/dev/null 2>&1
-	if out=$(make -C "/lib/modules/$kver/build" M="$dkms" W=1 modules 2>&1) &&
-	   [[ -f "$dkms/kmod/xlb_redirect.ko" ]] && ! grep -qi 'warning:' <<<"$out"; then
-		tap_ok "dkms source tree builds with W=1 and no warning ($kver)"
+# LINUX_VERSION_CODE is ignored: checkpatch wants in-tree code written for
+# the one kernel it is merged into, and this module is built for several
+# (the one #if, on an exported function's arguments, is the only use).
+for s in "${VM_SERIES[@]}"; do
+	cp="$O/checkpatch/$s/checkpatch.pl"
+	if [[ ! -f "$cp" ]]; then
+		tap_not_ok "$s: checkpatch --strict kmod/xlb_redirect.c (no $cp; make test-vm extracts it)"
+	elif out=$(perl "$cp" --strict --no-tree --quiet --ignore LINUX_VERSION_CODE \
+			-f kmod/xlb_redirect.c 2>&1); then
+		tap_ok "$s: checkpatch --strict kmod/xlb_redirect.c: clean"
 	else
-		tap_not_ok "dkms source tree builds with W=1 and no warning ($kver)"
+		tap_not_ok "$s: checkpatch --strict kmod/xlb_redirect.c"
+		sed 's/^/#   /' <<<"$out" | head -n 40
+	fi
+done
+
+# The tree DKMS would build (make kmod-dkms-src), copied and built once per
+# kernel with W=1 against that kernel's headers: no warning at all.  The
+# guest of that kernel loads this build.
+dkms=$(find "$O"/dkms -mindepth 1 -maxdepth 1 -name 'xlb_redirect-*' -type d 2>/dev/null | head -n 1)
+mkdir -p "$O"/vm
+for s in "${VM_SERIES[@]}"; do
+	kver=$(vm_kver "$s")
+	tree="$O/vm/kmod-$kver"
+	if [[ -z "$dkms" || -z "$kver" || ! -d /lib/modules/$kver/build ]]; then
+		tap_not_ok "$s: dkms source tree builds without warnings (no tree in $O/dkms, or no kernel or headers for $s: '$kver')"
+		continue
+	fi
+	rm -rf "$tree" && cp -r "$dkms" "$tree" && tree=$(cd "$tree" && pwd -P)
+	# a make of its own, not a job of the make that runs the tier (whose
+	# "jobserver unavailable" notice would read as a warning)
+	if out=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		 make -C "/lib/modules/$kver/build" M="$tree" W=1 modules 2>&1) &&
+	   [[ -f "$tree/kmod/xlb_redirect.ko" ]] && ! grep -qi 'warning:' <<<"$out"; then
+		tap_ok "$s: dkms source tree builds with W=1 and no warning ($kver)"
+	else
+		tap_not_ok "$s: dkms source tree builds with W=1 and no warning ($kver)"
 		grep -iE 'warning|error' <<<"$out" | head -n 20 | sed 's/^/#   /'
 	fi
-fi
+done
+
 mapfile -t progs < <(find "$O"/tests/kmod -maxdepth 1 -type f -perm -u+x 2>/dev/null | sort)
 if [[ ${#progs[@]} -eq 0 ]]; then
 	tap_not_ok "no test programs in $O/tests/kmod (make test-vm builds them)"
@@ -130,56 +145,19 @@ if [[ ${#progs[@]} -eq 0 ]]; then
 	exit 1
 fi
 
-mkdir -p "$O"/vm
-log="$O"/vm/kmod.log err="$O"/vm/kmod.err
+# One guest per kernel, side by side (each runs on one host core).
 t0=$(date +%s)
-tools/vm/run.sh --timeout "$TIMEOUT" -- tests/vm/kmod.sh --guest 2>"$err" |
-	tee "$log" | sed -un 's|^# === |# vm: running |p'
-vm_rc=${PIPESTATUS[0]}
-t1=$(date +%s)
-sed 's/^\([^#]\)/# \1/' "$err"
-echo "# vm: guest boot and run took $((t1 - t0)) s"
-case $vm_rc in
-0)   why= ;;
-124) why="guest timed out after $TIMEOUT s" ;;
-*)   why="guest stopped (run.sh status $vm_rc)" ;;
-esac
-
-kver=$(sed -n 's/^# guest kernel: //p' "$log" | head -n 1)
-if [[ "$kver" == 6.1* ]]; then
-	tap_ok "6.1: guest kernel is $kver"
-else
-	tap_not_ok "6.1: guest kernel is 6.1 (got '${kver:-nothing}'; $why)"
-fi
-magic=$(sed -n 's/^# module vermagic: //p' "$log" | head -n 1)
-if [[ -n "$kver" && "$magic" == "$kver "* ]]; then
-	tap_ok "6.1: module built for the guest's kernel ($kver)"
-else
-	tap_not_ok "6.1: module built for the guest's kernel (vermagic '$magic', guest '$kver')"
-fi
-if grep -qx '# module: loaded' "$log"; then
-	tap_ok "6.1: module loads"
-else
-	tap_not_ok "6.1: module loads"
-	grep '^# dmesg' "$log"
-fi
-
-while IFS= read -r line; do
-	param=${line#\# badparam }
-	param=${param%%:*}
-	if [[ "$line" == *": refused" ]]; then
-		tap_ok "6.1: module parameter $param is refused"
-	else
-		tap_not_ok "6.1: module parameter $param is refused (${line##*: })"
-	fi
-done < <(grep '^# badparam ' "$log")
-[[ $(grep -c '^# badparam ' "$log") -eq 4 ]] ||
-	tap_not_ok "6.1: every bad module parameter was tried"
-if grep -qx '# goodparam port=7000: in use' "$log"; then
-	tap_ok "6.1: module parameter port=7000 is the port in use"
-else
-	tap_not_ok "6.1: module parameter port=7000 is the port in use"
-fi
+for s in "${VM_SERIES[@]}"; do
+	(
+		tools/vm/run.sh --kernel "$s" --timeout "$TIMEOUT" -- \
+			tests/vm/kmod.sh --guest 2>"$O/vm/kmod-$s.err" |
+			tee "$O/vm/kmod-$s.log" |
+			sed -un "s|^# === |# vm: $s: running |p"
+		echo "${PIPESTATUS[0]}" >"$O/vm/kmod-$s.rc"
+		echo "# vm: $s: guest boot and run took $(($(date +%s) - t0)) s"
+	) &
+done
+wait
 
 # One program's output, from its "# === NAME" header to its "# exit" line.
 section() {
@@ -189,56 +167,114 @@ section() {
 		p' "$log"
 }
 
-for prog in "${progs[@]}"; do
-	name=${prog##*/}
-	out=$(section "$name")
-	if [[ -z "$out" ]]; then
-		tap_not_ok "6.1: $name (did not run${why:+: $why})"
-		continue
-	fi
-	cases=0
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "[0-9]*)
-			cases=$((cases + 1))
-			c=${line#ok }; c=${c#* }
-			tap_ok "6.1: $name: $c" ;;
-		"not tap_ok "[0-9]*)
-			cases=$((cases + 1))
-			c=${line#not ok }; c=${c#* }
-			tap_not_ok "6.1: $name: $c"
-			# the case's own lines: from its "#  RUN" to here
-			awk -v c="${c%% *}" '
-				index($0, "#  RUN") == 1 && index($0, " " c " ") { p = 1 }
-				p && !/^#  RUN/ && !/^(not )?ok / { print "#   " $0 }
-				p && /^not ok / { exit }' <<<"$out" | head -n 30 ;;
-		"# SCENARIO"*)
-			echo "$line" ;;
-		esac
-	done <<<"$out"
-	rc=$(tail -n 1 <<<"$out" | sed -n "s/^# exit $name //p")
-	if [[ "$rc" != 0 && $cases -eq 0 ]]; then
-		tap_not_ok "6.1: $name (exit ${rc:-?}, no test case${why:+; $why})"
-		tail -n 20 <<<"$out" | sed 's/^/#   /'
-	elif [[ -z "$rc" ]]; then
-		tap_not_ok "6.1: $name did not finish${why:+ ($why)}"
-		# where it was: the last cases it started, and the watchdog's report
-		grep -E '^#  RUN|^# stuck' <<<"$out" | tail -n 60 | sed 's/^/#   /'
-	fi
-done
+# The TAP lines of one kernel's guest.
+report() {
+	local s=$1 log="$O/vm/kmod-$1.log" vm_rc why kver magic line param
+	local prog name out cases c rc taint
 
-xdp_pins_left "$log" "$why"
-if grep -qx '# module still loaded: yes' "$log"; then
-	tap_ok "6.1: module loaded at the end (unload tests reload it)"
-else
-	tap_not_ok "6.1: module loaded at the end (unload tests reload it)"
-fi
-taint=$(sed -n 's/^# taint //p' "$log" | head -n 1)
-# 512 W (warning), 128 D (oops), 32 B (bad page), 16 M (machine check)
-if [[ "$taint" =~ ^[0-9]+$ ]] && (( (taint & (512 | 128 | 32 | 16)) == 0 )); then
-	tap_ok "6.1: no kernel warning or oops (taint $taint)"
-else
-	tap_not_ok "6.1: no kernel warning or oops (taint '${taint:-?}')"
-	grep '^# dmesg' "$log" | head -n 20
-fi
+	sed 's/^\([^#]\)/# \1/' "$O/vm/kmod-$s.err"
+	vm_rc=$(cat "$O/vm/kmod-$s.rc" 2>/dev/null)
+	case $vm_rc in
+	0)   why= ;;
+	124) why="guest timed out after $TIMEOUT s" ;;
+	*)   why="guest stopped (run.sh status ${vm_rc:-?})" ;;
+	esac
+
+	kver=$(sed -n 's/^# guest kernel: //p' "$log" | head -n 1)
+	if [[ "$kver" == "$s".* ]]; then
+		tap_ok "$s: guest kernel is $kver"
+	else
+		tap_not_ok "$s: guest kernel is $s (got '${kver:-nothing}'; $why)"
+	fi
+	magic=$(sed -n 's/^# module vermagic: //p' "$log" | head -n 1)
+	if [[ -n "$kver" && "$magic" == "$kver "* ]]; then
+		tap_ok "$s: module built for the guest's kernel ($kver)"
+	else
+		tap_not_ok "$s: module built for the guest's kernel (vermagic '$magic', guest '$kver')"
+	fi
+	if grep -qx '# module: loaded' "$log"; then
+		tap_ok "$s: module loads"
+	else
+		tap_not_ok "$s: module loads"
+		grep '^# dmesg' "$log"
+	fi
+
+	while IFS= read -r line; do
+		param=${line#\# badparam }
+		param=${param%%:*}
+		if [[ "$line" == *": refused" ]]; then
+			tap_ok "$s: module parameter $param is refused"
+		else
+			tap_not_ok "$s: module parameter $param is refused (${line##*: })"
+		fi
+	done < <(grep '^# badparam ' "$log")
+	[[ $(grep -c '^# badparam ' "$log") -eq 4 ]] ||
+		tap_not_ok "$s: every bad module parameter was tried"
+	if grep -qx '# goodparam port=7000: in use' "$log"; then
+		tap_ok "$s: module parameter port=7000 is the port in use"
+	else
+		tap_not_ok "$s: module parameter port=7000 is the port in use"
+	fi
+
+	for prog in "${progs[@]}"; do
+		name=${prog##*/}
+		out=$(section "$name")
+		if [[ -z "$out" ]]; then
+			tap_not_ok "$s: $name (did not run${why:+: $why})"
+			continue
+		fi
+		cases=0
+		while IFS= read -r line; do
+			case "$line" in
+			"ok "[0-9]*)
+				cases=$((cases + 1))
+				c=${line#ok }; c=${c#* }
+				tap_ok "$s: $name: $c" ;;
+			"not ok "[0-9]*)
+				cases=$((cases + 1))
+				c=${line#not ok }; c=${c#* }
+				tap_not_ok "$s: $name: $c"
+				# the case's own lines: from its "#  RUN" to here
+				awk -v c="${c%% *}" '
+					index($0, "#  RUN") == 1 && index($0, " " c " ") { p = 1 }
+					p && !/^#  RUN/ && !/^(not )?ok / { print "#   " $0 }
+					p && /^not ok / { exit }' <<<"$out" | head -n 30 ;;
+			"# SCENARIO"*)
+				echo "# $s:${line#\#}" ;;
+			esac
+		done <<<"$out"
+		rc=$(tail -n 1 <<<"$out" | sed -n "s/^# exit $name //p")
+		if [[ -z "$rc" ]]; then
+			tap_not_ok "$s: $name did not finish${why:+ ($why)}"
+			# where it was: the last cases it started, and the watchdog's report
+			grep -E '^#  RUN|^# stuck' <<<"$out" | tail -n 60 | sed 's/^/#   /'
+		elif [[ "$rc" != 0 && $cases -eq 0 ]]; then
+			tap_not_ok "$s: $name (exit $rc, no test case${why:+; $why})"
+			tail -n 20 <<<"$out" | sed 's/^/#   /'
+		elif [[ "$rc" != 0 ]] && ! grep -q '^not ok ' <<<"$out"; then
+			tap_not_ok "$s: $name (exit $rc, no case failed)"
+			tail -n 20 <<<"$out" | sed 's/^/#   /'
+		fi
+	done
+
+	xdp_pins_left "$s" "$log" "$why"
+	if grep -qx '# module still loaded: yes' "$log"; then
+		tap_ok "$s: module loaded at the end (unload tests reload it)"
+	else
+		tap_not_ok "$s: module loaded at the end (unload tests reload it)"
+	fi
+	taint=$(sed -n 's/^# taint //p' "$log" | head -n 1)
+	# 512 W (warning), 128 D (oops), 32 B (bad page), 16 M (machine check)
+	if [[ "$taint" =~ ^[0-9]+$ ]] && (( (taint & (512 | 128 | 32 | 16)) == 0 )); then
+		tap_ok "$s: no kernel warning or oops (taint $taint)"
+	else
+		tap_not_ok "$s: no kernel warning or oops (taint '${taint:-?}')"
+		grep '^# dmesg' "$log" | head -n 20
+	fi
+}
+
+for s in "${VM_SERIES[@]}"; do
+	report "$s"
+done
+echo "# vm: both kernels' guests took $(($(date +%s) - t0)) s"
 tap_done
