@@ -85,7 +85,7 @@ LDLIBS_XLB  := $(LDLIBS_BPF) -ljson-c -lmicrohttpd -lmnl -lcurl -lpthread -lm
 ROOT        := $(filter 0,$(shell id -u))
 DEPS_all    := build
 DEPS_install := build
-DEPS_test-unit := build unit $(if $(ROOT),e2e bench)
+DEPS_test-unit := build unit fuzz $(if $(ROOT),e2e bench)
 DEPS_test-unit-asan := build unit
 DEPS_fuzz   := build fuzz
 DEPS_kmod   := kmod
@@ -95,7 +95,7 @@ DEPS_test-daemon := build unit daemon
 DEPS_test-e2e := build e2e
 DEPS_test-vm := build unit vm kmod
 DEPS_vmtest := $(DEPS_test-vm)
-DEPS_test   := build unit bpf net daemon e2e vm kmod bench
+DEPS_test   := build unit fuzz bpf net daemon e2e vm kmod bench
 DEPS_demo   := build e2e
 DEPS_demo-cluster := build e2e
 DEPS_bench  := build e2e bench
@@ -229,7 +229,8 @@ $(O)/tests/daemon/%: tests/daemon/%.c $(LIBXLB) $(PKT_OBJ) | $(KSFT_HDR)
 	@mkdir -p $(dir $@)
 	$(TEST_LINK)
 
-test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(NET_TESTS) $(DAEMON_TESTS)
+test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(NET_TESTS) $(DAEMON_TESTS) \
+      $(O)/fuzz/config $(O)/fuzz/control
 	@tests/run.sh unit unit-asan bpf net daemon e2e vm
 
 .PHONY: test-daemon test-e2e test-net
@@ -243,7 +244,7 @@ test-daemon: all $(DAEMON_TESTS)
 test-e2e: all
 	@tests/run.sh e2e
 
-test-unit: $(UNIT_TESTS) $(TOOLS) $(PROGRAMS)
+test-unit: $(UNIT_TESTS) $(TOOLS) $(PROGRAMS) $(O)/fuzz/config $(O)/fuzz/control
 	@tests/run.sh unit
 
 test-unit-asan: $(ASAN_TESTS)
@@ -312,11 +313,14 @@ test test-vm vmtest: kmod kmod-dkms-src $(KMOD_TESTS) $(CHECKPATCH)
 clean: kmod-clean
 
 # --- fuzzing ----------------------------------------------------------------
-# libFuzzer (clang, libclang-rt-14-dev) on the config grammar: every input
-# either fails to parse or saves, re-parses and saves to the same text.
-# Runs FUZZ_SECONDS from the seeds in tests/fuzz/corpus/ with a fresh
-# working corpus; a crash, leak or sanitizer report fails the target and
-# leaves the input as $(O)/fuzz/crash-*.
+# libFuzzer (clang, libclang-rt-14-dev) on the config grammar (every input
+# either fails to parse or saves, re-parses and saves to the same text) and
+# on the control protocol's request parser (tests/fuzz/control.c).  Each
+# runs FUZZ_SECONDS from its seeds (tests/fuzz/corpus/,
+# tests/fuzz/corpus-control/) with a fresh working corpus; a crash, leak or
+# sanitizer report fails the target and leaves the input as
+# $(O)/fuzz/crash-*.  The unit tier runs both for a few seconds
+# (tests/unit/fuzz.sh).
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
 	       -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -331,12 +335,22 @@ $(O)/fuzz/obj/%.o: user/lib/%.c
 	$(FUZZ_CC) -c -o $@ $<
 
 $(O)/fuzz/config: tests/fuzz/config.c $(FUZZ_SRCS:user/lib/%.c=$(O)/fuzz/obj/%.o)
-	$(FUZZ_CC) -o $@ $^ -lm
+	$(FUZZ_CC) -o $@ $(filter %.c %.o,$^) -lm
 
-fuzz: $(O)/fuzz/config
-	@rm -rf $(O)/fuzz/corpus && mkdir -p $(O)/fuzz/corpus
+$(O)/fuzz/control: tests/fuzz/control.c $(FUZZ_SRCS:user/lib/%.c=$(O)/fuzz/obj/%.o) \
+		   $(O)/fuzz/obj/request.o
+	$(FUZZ_CC) -o $@ $(filter %.c %.o,$^) -ljson-c -lm
+
+FUZZERS := $(O)/fuzz/config $(O)/fuzz/control
+
+fuzz: $(FUZZERS)
+	@rm -rf $(O)/fuzz/corpus $(O)/fuzz/corpus-control
+	@mkdir -p $(O)/fuzz/corpus $(O)/fuzz/corpus-control
 	$(O)/fuzz/config -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 		-artifact_prefix=$(O)/fuzz/ $(O)/fuzz/corpus tests/fuzz/corpus
+	$(O)/fuzz/control -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-artifact_prefix=$(O)/fuzz/ $(O)/fuzz/corpus-control \
+		tests/fuzz/corpus-control
 
 # --- product ----------------------------------------------------------------
 DURATION ?= 60

@@ -32,7 +32,8 @@ tier_programs() {
 # The package groups of tools/deps.sh a tier needs.
 tier_deps() {
 	case "$1" in
-	unit|unit-asan) echo unit ;;
+	unit)           echo unit fuzz ;;
+	unit-asan)      echo unit ;;
 	vm)             echo vm kmod ;;
 	*)              echo "$1" ;;
 	esac

@@ -34,10 +34,8 @@
 #include "config.h"
 #include "mono.h"
 #include "proto.h"
+#include "request.h"
 #include "xlbd.h"
-
-#define XLB_STR_(x)	#x
-#define XLB_STR(x)	XLB_STR_(x)
 
 /* Client slots only peers that may change state may take. */
 #define XLBD_CLIENTS_RESERVED	8
@@ -533,37 +531,6 @@ static const char *opt_string(json_object *req, const char *key, bool *bad)
 }
 
 /*
- * The arguments each command accepts besides version and cmd, and who
- * may send it: mutating commands change state; privileged ones are reads
- * only root and the group get (explain computes the keyed flow hash of
- * any flow it is asked, which tells whoever asks where the flows of
- * their choice go, and how the secret key spreads them).
- */
-static const struct {
-	const char *cmd;
-	bool mutating;
-	bool privileged;
-	const char *args[3];
-} commands[] = {
-	{ "exec", true, true, { "args", "lines" } },
-	{ "restore", true, true, { "text", "name" } },
-	{ "reload", true, true, { NULL } },
-	{ "shutdown", true, true, { NULL } },
-	{ "save", false, false, { NULL } },
-	{ "status", false, false, { NULL } },
-	{ "link.show", false, false, { NULL } },
-	{ "vip.show", false, false, { "vip" } },
-	{ "backend.show", false, false, { "vip" } },
-	{ "table.show", false, false, { "vip" } },
-	{ "stats", false, false, { "vip" } },
-	{ "explain", false, true, { "flow" } },
-	{ "cluster.status", false, false, { NULL } },
-	{ "host.show", false, false, { NULL } },
-	{ "host.drain", true, true, { NULL } },
-	{ "host.undrain", true, true, { NULL } },
-};
-
-/*
  * The configuration text as a reader may see it: its "set key" line (the
  * cluster secret, which tells where any flow goes) replaced by a note.
  * NULL when out of memory.
@@ -596,123 +563,27 @@ static char *without_key(const char *text)
 	return o;
 }
 
-/*
- * Does msg have a shape no request has: more objects and arrays than
- * XLB_MSG_CONTAINERS_MAX, or more elements than XLB_MSG_LINES_MAX and a
- * few?  Checked before parsing: json-c spends hundreds of bytes on each
- * value, so "[{},{},...]" would cost a hundred times its size.
- */
-static const char *bad_shape(const char *msg, size_t len)
-{
-	size_t i, containers = 0, items = 0;
-	bool in_string = false;
-
-	for (i = 0; i < len; i++) {
-		if (in_string) {
-			if (msg[i] == '\\')
-				i++;
-			else if (msg[i] == '"')
-				in_string = false;
-			continue;
-		}
-		if (msg[i] == '"')
-			in_string = true;
-		else if ((msg[i] == '{' || msg[i] == '[') &&
-			 ++containers > XLB_MSG_CONTAINERS_MAX)
-			return "a request holds at most " XLB_STR(XLB_MSG_CONTAINERS_MAX) " objects and arrays";
-		else if (msg[i] == ',' && ++items > XLB_MSG_LINES_MAX + 16)
-			return "a request holds at most " XLB_STR(XLB_MSG_LINES_MAX) " lines";
-	}
-	return NULL;
-}
-
 static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 		   size_t len)
 {
-	struct json_tokener *tok;
-	json_object *req, *v, *res = NULL;
+	json_object *req, *res = NULL;
 	struct xlb_err err = { "" };
-	const char *cmd, *arg, *why;
-	size_t k, a;
+	struct xlb_request rq;
+	const char *cmd, *arg;
 	bool bad = false;
 	int ret = 0;
 
 	d->ctl_request_at = xlbd_now();
-	why = bad_shape(msg, len);
-	if (why) {
-		answer_error(d, c, why);
-		return;
-	}
-	tok = json_tokener_new_ex(XLB_MSG_DEPTH);
-	if (!tok) {
-		answer_error(d, c, "out of memory");
-		return;
-	}
-	req = json_tokener_parse_ex(tok, msg, (int)len);
-	if (!req || json_tokener_get_parse_end(tok) != len) {
-		enum json_tokener_error je = json_tokener_get_error(tok);
-
-		snprintf(err.msg, sizeof(err.msg),
-			 "not a JSON message: %s",
-			 je == json_tokener_continue ? "it ends too early" :
-			 !req ? json_tokener_error_desc(je) :
-			 "text after the object");
-		json_object_put(req);
-		json_tokener_free(tok);
+	if (xlb_request_parse(msg, len, &rq, &err)) {
 		answer_error(d, c, err.msg);
 		return;
 	}
-	json_tokener_free(tok);
-	if (!json_object_is_type(req, json_type_object)) {
-		answer_error(d, c, "a request must be a JSON object");
-		goto out;
-	}
-	if (!json_object_object_get_ex(req, "version", &v) ||
-	    !json_object_is_type(v, json_type_int)) {
-		answer_error(d, c, "a request needs \"version\": 1");
-		goto out;
-	}
-	if (json_object_get_int64(v) != XLB_PROTO_VERSION) {
-		snprintf(err.msg, sizeof(err.msg),
-			 "unsupported protocol version %lld; this xlbd speaks %d",
-			 (long long)json_object_get_int64(v), XLB_PROTO_VERSION);
-		answer_error(d, c, err.msg);
-		goto out;
-	}
-	if (!json_object_object_get_ex(req, "cmd", &v) ||
-	    !json_object_is_type(v, json_type_string)) {
-		answer_error(d, c, "a request needs \"cmd\": a command name");
-		goto out;
-	}
-	cmd = json_object_get_string(v);
-	for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++)
-		if (!strcmp(commands[k].cmd, cmd))
-			break;
-	if (k == sizeof(commands) / sizeof(commands[0])) {
-		snprintf(err.msg, sizeof(err.msg),
-			 "unknown command \"%.40s\" (known: exec, restore, reload, save, shutdown, status, link.show, vip.show, backend.show, table.show, stats, explain, cluster.status, host.show, host.drain, host.undrain)",
-			 cmd);
-		answer_error(d, c, err.msg);
-		goto out;
-	}
-	json_object_object_foreach(req, key, val) {
-		(void)val;
-		if (!strcmp(key, "version") || !strcmp(key, "cmd"))
-			continue;
-		for (a = 0; a < 3 && commands[k].args[a]; a++)
-			if (!strcmp(commands[k].args[a], key))
-				break;
-		if (a == 3 || !commands[k].args[a]) {
-			snprintf(err.msg, sizeof(err.msg),
-				 "%s takes no argument \"%.40s\"", cmd, key);
-			answer_error(d, c, err.msg);
-			goto out;
-		}
-	}
-	if (commands[k].privileged && !c->priv) {
+	req = rq.obj;
+	cmd = rq.cmd->name;
+	if (rq.cmd->privileged && !c->priv) {
 		snprintf(err.msg, sizeof(err.msg),
 			 "permission denied: %s %s, which needs root%s (you are uid %u)",
-			 cmd, commands[k].mutating ? "changes state" :
+			 cmd, rq.cmd->mutating ? "changes state" :
 			 "computes the keyed hash of any flow",
 			 d->group_set ? " or the daemon's group" : "",
 			 (unsigned int)c->uid);
@@ -722,11 +593,11 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 		goto out;
 	}
 
-	arg = opt_string(req, commands[k].args[0] ? commands[k].args[0] : "",
+	arg = opt_string(req, rq.cmd->args[0] ? rq.cmd->args[0] : "",
 			 &bad);
 	if (bad && strcmp(cmd, "exec") && strcmp(cmd, "restore")) {
 		snprintf(err.msg, sizeof(err.msg), "\"%s\" must be a string",
-			 commands[k].args[0]);
+			 rq.cmd->args[0]);
 		answer_error(d, c, err.msg);
 		goto out;
 	}
@@ -801,13 +672,13 @@ static void handle(struct xlbd *d, struct xlbd_client *c, const char *msg,
 	} else if (ret) {
 		json_object_put(res);
 		answer_error(d, c, err.msg[0] ? err.msg : strerror(-ret));
-		if (commands[k].mutating)
+		if (rq.cmd->mutating)
 			log_info("refused %s: %s", cmd, err.msg);
 	} else {
 		answer_ok(d, c, res);
 	}
 out:
-	json_object_put(req);
+	xlb_request_free(&rq);
 }
 
 /*

@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The fuzzers (tests/fuzz/, built by `make test-unit`), each for a short
+# bounded run from its seeds: FUZZ_UNIT_SECONDS (default 5) and at most
+# FUZZ_UNIT_RUNS inputs.  A crash, leak, sanitizer report or broken
+# property fails the case and leaves the input in a temporary folder that
+# the diagnostics name.  `make fuzz` runs them for longer.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+
+O=${O:-build}
+SECONDS_EACH=${FUZZ_UNIT_SECONDS:-5}
+RUNS=${FUZZ_UNIT_RUNS:-2000000}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+. tests/lib/tap.sh
+
+for f in config control; do
+	[[ -x $O/fuzz/$f ]] ||
+		tap_bail "$O/fuzz/$f is missing; run 'make $O/fuzz/$f'"
+done
+
+# fuzz NAME SEEDS: one bounded run of $O/fuzz/NAME
+fuzz() {
+	local name=$1 seeds=$2 rc
+
+	mkdir -p "$tmp/$name"
+	"$O/fuzz/$name" -max_total_time="$SECONDS_EACH" -runs="$RUNS" \
+		-print_final_stats=1 -artifact_prefix="$tmp/" \
+		"$tmp/$name" "$seeds" >"$tmp/$name.log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$name.log")
+	if [[ $rc -ne 0 ]]; then
+		cp -r "$tmp" "/tmp/xlb-fuzz-$$" 2>/dev/null
+		tap_result 1 "$name fuzzer: $runs inputs, no crash, leak or broken property" \
+			"$(tail -40 "$tmp/$name.log")" \
+			"inputs kept in /tmp/xlb-fuzz-$$"
+	else
+		tap_result 0 "$name fuzzer: $runs inputs, no crash, leak or broken property"
+	fi
+	# a run that executed nothing proves nothing
+	tap_check "$name fuzzer ran its seeds and more" \
+		test "${runs:-0}" -gt 100
+}
+
+fuzz config tests/fuzz/corpus
+fuzz control tests/fuzz/corpus-control
+tap_done 4
