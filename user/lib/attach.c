@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -17,6 +18,45 @@ static const char *ifname(int ifindex, char *buf)
 	return buf;
 }
 
+/*
+ * obj's XDP program, loaded, as libxdp's program: loaded by us, not by
+ * libxdp, the way xlbd hands it its pinned program.  libxdp then attaches
+ * it directly instead of as an extension of its dispatcher: 6.12's
+ * verifier refuses an extension that moves the packet's head in place of
+ * a dispatcher slot that does not (tried in the vm tier), and xlb owns its
+ * links anyway.  The fd is duplicated: closing p closes only its own.
+ */
+static int loaded_prog(struct bpf_object *obj, struct xdp_program **out)
+{
+	struct bpf_program *bp = NULL, *it;
+	struct xdp_program *p;
+	int fd, ret;
+
+	bpf_object__for_each_program(it, obj)
+		if (!strncmp(bpf_program__section_name(it), "xdp", 3)) {
+			bp = it;
+			break;
+		}
+	if (!bp)
+		return -ENOENT;
+	if (bpf_program__fd(bp) < 0) {
+		ret = bpf_object__load(obj);
+		if (ret)
+			return ret;
+	}
+	fd = dup(bpf_program__fd(bp));
+	if (fd < 0)
+		return -errno;
+	p = xdp_program__from_fd(fd);
+	ret = (int)libxdp_get_error(p);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
 int xlb_link_attach(struct xdp_program **prog, struct bpf_object *obj,
 		    int ifindex, int generic, struct xlb_err *err)
 {
@@ -29,8 +69,7 @@ int xlb_link_attach(struct xdp_program **prog, struct bpf_object *obj,
 		return xlb_errf(err, ENODEV, "no interface with index %d",
 				ifindex);
 	if (!p) {
-		p = xdp_program__from_bpf_obj(obj, "xdp");
-		ret = (int)libxdp_get_error(p);
+		ret = loaded_prog(obj, &p);
 		if (ret)
 			return xlb_errf(err, -ret,
 					"cannot prepare the data path for libxdp: %s",
