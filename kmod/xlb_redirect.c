@@ -809,12 +809,18 @@ static int __init xlbr_init(void)
 		pr_err("port must not be 0\n");
 		return -EINVAL;
 	}
-	return register_pernet_subsys(&xlbr_net_ops);
+	/*
+	 * A device, not a subsys, operation (as fou is): a dying namespace's
+	 * tunnel sockets must close before its devices go, because the UDP
+	 * layer caches an input route in them (a multicast datagram's early
+	 * demux does, to any bound socket), and that route holds lo.
+	 */
+	return register_pernet_device(&xlbr_net_ops);
 }
 
 static void __exit xlbr_exit(void)
 {
-	unregister_pernet_subsys(&xlbr_net_ops);
+	unregister_pernet_device(&xlbr_net_ops);
 }
 
 module_init(xlbr_init);
