@@ -10,7 +10,11 @@
  * connection may land on a backend that does not know it.  This module, on
  * every backend, decides per packet:
  *
- *  1. not TCP, or a SYN: deliver locally;
+ *  0. drop what is not for us from an LB: a broadcast or multicast, a
+ *     source outside the namespace's allowlist, a hop list whose current
+ *     hop is not this host, an inner packet for another host, a tunnel
+ *     inside the tunnel;
+ *  1. an inner fragment, not TCP, or a SYN: deliver locally;
  *  2. a local established, TIME_WAIT or request socket owns the flow, or
  *     the ACK carries a SYN cookie this host issued: deliver locally;
  *  3. the hop list has a next hop that is neither this host nor a hop
@@ -25,9 +29,11 @@
  *
  * Hook: one UDP tunnel socket per address family in every network
  * namespace where the module is enabled (like fou), port from the module
- * parameter "port".  Enabling is per namespace:
- *   echo enable > /proc/net/xlb_redirect     (disable likewise)
- * and reading that file shows the state and the namespace's counters.
+ * parameter "port".  Enabling, and the allowlist of LB source prefixes,
+ * are per namespace:
+ *   printf 'allow 10.0.0.0/24\nenable\n' > /proc/net/xlb_redirect
+ * and reading that file shows the state, the namespace's counters and its
+ * allowlist (kmod/README.md).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,6 +41,8 @@
 #include <linux/icmp.h>
 #include <linux/icmpv6.h>
 #include <linux/if_arp.h>
+#include <linux/inet.h>
+#include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/module.h>
@@ -70,8 +78,14 @@ MODULE_PARM_DESC(port, "UDP port of xlb's GUE tunnel (default 6080)");
 /* Counters of one namespace; names as /proc/net/xlb_redirect shows them. */
 enum xlbr_stat {
 	XLBR_RECEIVED,		/* GUE datagrams on the port */
+	XLBR_NOT_TO_HOST,	/* dropped: broadcast or multicast */
+	XLBR_SOURCE_DENIED,	/* dropped: outer source not allowed */
 	XLBR_MALFORMED,		/* dropped: not xlb's GUE, or inconsistent */
+	XLBR_HOP_NOT_LOCAL,	/* dropped: hops[index] is not ours */
+	XLBR_INNER_NOT_LOCAL,	/* dropped: inner destination is not ours */
+	XLBR_NESTED,		/* dropped: a tunnel inside the tunnel */
 	XLBR_DELIVER_NOT_TCP,	/* delivered: not TCP, or no ports to match */
+	XLBR_DELIVER_FRAGMENT,	/* delivered: an inner fragment */
 	XLBR_DELIVER_SYN,	/* delivered: a SYN opens a connection here */
 	XLBR_DELIVER_SOCKET,	/* delivered: a local socket owns the flow */
 	XLBR_DELIVER_SYNCOOKIE,	/* delivered: ACK with our SYN cookie */
@@ -79,14 +93,21 @@ enum xlbr_stat {
 	XLBR_DELIVER_HOP_LOCAL,	/* delivered: next hop is us or was visited */
 	XLBR_DELIVER_ERROR,	/* dropped: the backlog refused the packet */
 	XLBR_FORWARDED,		/* sent on to the next hop */
+	XLBR_FORWARD_OPTIONS,	/* dropped: outer IP options or ext headers */
 	XLBR_FORWARD_ERROR,	/* dropped: no route, TTL, no memory */
 	XLBR_NSTATS,
 };
 
 static const char * const xlbr_stat_names[XLBR_NSTATS] = {
 	[XLBR_RECEIVED]		 = "received",
+	[XLBR_NOT_TO_HOST]	 = "not_to_host",
+	[XLBR_SOURCE_DENIED]	 = "source_denied",
 	[XLBR_MALFORMED]	 = "malformed",
+	[XLBR_HOP_NOT_LOCAL]	 = "hop_not_local",
+	[XLBR_INNER_NOT_LOCAL]	 = "inner_not_local",
+	[XLBR_NESTED]		 = "nested",
 	[XLBR_DELIVER_NOT_TCP]	 = "delivered_not_tcp",
+	[XLBR_DELIVER_FRAGMENT]	 = "delivered_fragment",
 	[XLBR_DELIVER_SYN]	 = "delivered_syn",
 	[XLBR_DELIVER_SOCKET]	 = "delivered_socket",
 	[XLBR_DELIVER_SYNCOOKIE] = "delivered_syncookie",
@@ -94,6 +115,7 @@ static const char * const xlbr_stat_names[XLBR_NSTATS] = {
 	[XLBR_DELIVER_HOP_LOCAL] = "delivered_hop_local",
 	[XLBR_DELIVER_ERROR]	 = "deliver_errors",
 	[XLBR_FORWARDED]	 = "forwarded",
+	[XLBR_FORWARD_OPTIONS]	 = "forward_options",
 	[XLBR_FORWARD_ERROR]	 = "forward_errors",
 };
 
@@ -101,20 +123,36 @@ struct xlbr_stats {
 	unsigned long cnt[XLBR_NSTATS];
 };
 
-/* Per network namespace. */
-struct xlbr_net {
-	struct mutex lock;		/* serializes enable and disable */
-	struct socket *sock4;		/* NULL: disabled */
-	struct socket *sock6;		/* NULL also when IPv6 is off */
-	struct xlbr_stats __percpu *stats;
-};
-
-static unsigned int xlbr_net_id __read_mostly;
-
 union xlbr_addr {
 	__be32 a4;
 	struct in6_addr a6;
 };
+
+/* The LB source prefixes of a namespace (the "allow" lines). */
+#define XLBR_ALLOW_MAX	64
+
+struct xlbr_prefix {
+	u8 family;
+	u8 len;
+	union xlbr_addr addr;
+};
+
+struct xlbr_allow {
+	struct rcu_head rcu;
+	unsigned int n;
+	struct xlbr_prefix p[XLBR_ALLOW_MAX];
+};
+
+/* Per network namespace. */
+struct xlbr_net {
+	struct mutex lock;		/* serializes control-file writes */
+	struct socket *sock4;		/* NULL: disabled */
+	struct socket *sock6;		/* NULL also when IPv6 is off */
+	struct xlbr_allow __rcu *allow;	/* NULL: nobody */
+	struct xlbr_stats __percpu *stats;
+};
+
+static unsigned int xlbr_net_id __read_mostly;
 
 /* What parsing learnt; offsets count from the UDP header (skb->data). */
 struct xlbr_pkt {
@@ -125,6 +163,9 @@ struct xlbr_pkt {
 	unsigned int index_off;		/* of the hop list's index byte */
 	unsigned int inner_off;		/* of the inner IP header */
 	union xlbr_addr hops[XLB_HOPS];
+	union xlbr_addr inner_dst;	/* of the inner packet */
+	bool frag;			/* the inner packet is a fragment */
+	bool nested;			/* it is a tunnel packet itself */
 	/* the TCP flow as the backend receives it */
 	bool tcp;
 	bool icmp;			/* quoted by an ICMP error */
@@ -219,6 +260,24 @@ static int xlbr_parse_tcp(struct sk_buff *skb, unsigned int off,
 	return 0;
 }
 
+/*
+ * An inner UDP header (a first fragment holds it too): GUE to our port
+ * inside GUE is a tunnel in the tunnel.
+ */
+static int xlbr_parse_udp(struct sk_buff *skb, unsigned int off,
+			  unsigned int len, struct xlbr_pkt *p)
+{
+	struct udphdr _uh;
+	const struct udphdr *uh;
+
+	uh = skb_header_pointer(skb, off, sizeof(_uh), &_uh);
+	if (len < sizeof(_uh) || !uh)
+		return -EINVAL;
+	if (uh->dest == htons(port))
+		p->nested = true;
+	return 0;
+}
+
 static int xlbr_parse_inner4(struct sk_buff *skb, unsigned int off,
 			     unsigned int end, struct xlbr_pkt *p);
 static int xlbr_parse_inner6(struct sk_buff *skb, unsigned int off,
@@ -264,12 +323,20 @@ static int xlbr_parse_inner4(struct sk_buff *skb, unsigned int off,
 		tot = min(tot, end - off);
 	else if (off + tot > end)
 		return -EINVAL;
+	if (!p->icmp) {
+		p->inner_dst.a4 = p->ip4.daddr;
+		p->frag = ip_is_fragment(&p->ip4);
+		p->nested = p->ip4.protocol == IPPROTO_IPIP ||
+			    p->ip4.protocol == IPPROTO_IPV6;
+	}
 	if (p->ip4.frag_off & htons(IP_OFFSET))
 		return 0;	/* no ports in a later fragment */
 	off += ihl;
 	tot -= ihl;
 	if (p->ip4.protocol == IPPROTO_TCP)
 		return xlbr_parse_tcp(skb, off, tot, p);
+	if (p->ip4.protocol == IPPROTO_UDP && !p->icmp)
+		return xlbr_parse_udp(skb, off, tot, p);
 	if (p->ip4.protocol != IPPROTO_ICMP || p->icmp)
 		return 0;
 	ih = skb_header_pointer(skb, off, sizeof(_ih), &_ih);
@@ -302,10 +369,17 @@ static int xlbr_parse_inner6(struct sk_buff *skb, unsigned int off,
 	l4 = ipv6_skip_exthdr(skb, off + sizeof(p->ip6), &nexthdr, &frag);
 	if (l4 < 0 || l4 > off + tot)
 		return p->icmp ? 0 : -EINVAL;
+	if (!p->icmp) {
+		p->inner_dst.a6 = p->ip6.daddr;
+		p->frag = frag != 0;
+		p->nested = nexthdr == IPPROTO_IPIP || nexthdr == IPPROTO_IPV6;
+	}
 	if (frag & htons(IP6_OFFSET))
 		return 0;
 	if (nexthdr == IPPROTO_TCP)
 		return xlbr_parse_tcp(skb, l4, off + tot - l4, p);
+	if (nexthdr == IPPROTO_UDP && !p->icmp)
+		return xlbr_parse_udp(skb, l4, off + tot - l4, p);
 	if (nexthdr != IPPROTO_ICMPV6 || p->icmp)
 		return 0;
 	ih = skb_header_pointer(skb, l4, sizeof(_ih), &_ih);
@@ -419,6 +493,26 @@ static bool xlbr_addr_local(struct net *net, u8 family,
 	return ipv6_chk_addr(net, &a->a6, NULL, 0);
 }
 
+/*
+ * A destination this host takes: an address of it or a local route
+ * (AnyIP), as the stack decides when the inner packet arrives.
+ */
+static bool xlbr_dst_local(struct net *net, u8 family,
+			   const union xlbr_addr *a)
+{
+	struct rt6_info *rt;
+	bool local;
+
+	if (family == AF_INET)
+		return inet_addr_type(net, a->a4) == RTN_LOCAL;
+	rt = rt6_lookup(net, &a->a6, NULL, 0, NULL, 0);
+	if (!rt)
+		return false;
+	local = rt->rt6i_flags & RTF_LOCAL;
+	ip6_rt_put(rt);
+	return local;
+}
+
 /* Forward, or deliver because the list ends or the next hop is us. */
 static enum xlbr_stat xlbr_next_hop(struct net *net, const struct xlbr_pkt *p)
 {
@@ -442,6 +536,8 @@ static enum xlbr_stat xlbr_decide(struct net *net, struct sk_buff *skb,
 	int dif = skb->dev->ifindex;
 	int sdif = p->family == AF_INET ? inet_sdif(skb) : inet6_sdif(skb);
 
+	if (p->frag)
+		return XLBR_DELIVER_FRAGMENT;
 	if (!p->tcp)
 		return XLBR_DELIVER_NOT_TCP;
 	if (!p->icmp && p->th.syn && !p->th.ack)
@@ -598,11 +694,23 @@ static struct dst_entry *xlbr_rewrite6(struct net *net, struct sk_buff *skb,
 static void xlbr_forward(struct net *net, struct xlbr_net *xn,
 			 struct sk_buff *skb, const struct xlbr_pkt *p)
 {
+	unsigned int nhlen = skb_transport_offset(skb) - skb_network_offset(skb);
 	struct dst_entry *dst;
 	int err;
 
+	/*
+	 * xlb sends neither IPv4 options nor IPv6 extension headers.  Others
+	 * (a source route, a record of the route, a router alert) describe
+	 * the path to this host, not to the next hop: never send them on.
+	 */
+	if (nhlen != (p->family == AF_INET ? sizeof(struct iphdr) :
+					     sizeof(struct ipv6hdr))) {
+		xlbr_count(xn, XLBR_FORWARD_OPTIONS);
+		kfree_skb(skb);
+		return;
+	}
 	/* the outer IP header was pulled; put it back in front */
-	skb_push(skb, skb_transport_offset(skb) - skb_network_offset(skb));
+	skb_push(skb, nhlen);
 	/* through the 16-bit word that holds the hop index */
 	if (skb_ensure_writable(skb, skb_transport_offset(skb) +
 				(p->index_off | 1) + 1))
@@ -631,6 +739,87 @@ drop:
 
 /* --- receive hook ---------------------------------------------------------- */
 
+static bool xlbr_prefix_match(const struct xlbr_prefix *pf, u8 family,
+			      const union xlbr_addr *a)
+{
+	if (pf->family != family)
+		return false;
+	if (family == AF_INET)
+		return !((a->a4 ^ pf->addr.a4) & inet_make_mask(pf->len));
+	return ipv6_prefix_equal(&a->a6, &pf->addr.a6, pf->len);
+}
+
+/* Is the outer source in the namespace's allowlist? */
+static bool xlbr_allowed(struct xlbr_net *xn, u8 family,
+			 const union xlbr_addr *src)
+{
+	const struct xlbr_allow *al;
+	unsigned int i;
+	bool ok = false;
+
+	rcu_read_lock();
+	al = rcu_dereference(xn->allow);
+	for (i = 0; al && i < al->n && !ok; i++)
+		ok = xlbr_prefix_match(&al->p[i], family, src);
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * Why the datagram must go before we look inside, or XLBR_RECEIVED: a
+ * GSO packet (the UDP layer splits those of UDP; no other kind is xlb's),
+ * a link or IP broadcast or multicast (the wildcard tunnel sockets get
+ * those too), a source outside the allowlist.
+ */
+static enum xlbr_stat xlbr_screen(struct xlbr_net *xn, struct sk_buff *skb)
+{
+	union xlbr_addr src;
+	struct rtable *rt;
+	u8 family;
+
+	if (skb_is_gso(skb))
+		return XLBR_MALFORMED;
+	if (skb->pkt_type != PACKET_HOST)
+		return XLBR_NOT_TO_HOST;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		rt = skb_rtable(skb);
+		if (ipv4_is_multicast(iph->daddr) ||
+		    ipv4_is_lbcast(iph->daddr) ||
+		    (rt && (rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST))))
+			return XLBR_NOT_TO_HOST;
+		family = AF_INET;
+		src.a4 = iph->saddr;
+	} else {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		if (ipv6_addr_is_multicast(&ip6h->daddr))
+			return XLBR_NOT_TO_HOST;
+		family = AF_INET6;
+		src.a6 = ip6h->saddr;
+	}
+	if (!xlbr_allowed(xn, family, &src))
+		return XLBR_SOURCE_DENIED;
+	return XLBR_RECEIVED;
+}
+
+/*
+ * Why a well-formed packet must go, or XLBR_RECEIVED: the hop it is
+ * addressed to is not this host, the inner packet is not for this host
+ * (delivering it would route it on), or it is a tunnel packet itself.
+ */
+static enum xlbr_stat xlbr_check(struct net *net, const struct xlbr_pkt *p)
+{
+	if (!xlbr_addr_local(net, p->family, &p->hops[p->index]))
+		return XLBR_HOP_NOT_LOCAL;
+	if (!xlbr_dst_local(net, p->inner_family, &p->inner_dst))
+		return XLBR_INNER_NOT_LOCAL;
+	if (p->nested)
+		return XLBR_NESTED;
+	return XLBR_RECEIVED;
+}
+
 /* encap_rcv of the tunnel sockets: 0, the skb is always consumed. */
 static int xlbr_rcv(struct sock *sk, struct sk_buff *skb)
 {
@@ -640,8 +829,12 @@ static int xlbr_rcv(struct sock *sk, struct sk_buff *skb)
 	struct xlbr_pkt p;
 
 	xlbr_count(xn, XLBR_RECEIVED);
-	if (xlbr_parse(skb, &p)) {
-		xlbr_count(xn, XLBR_MALFORMED);
+	verdict = xlbr_screen(xn, skb);
+	if (verdict == XLBR_RECEIVED)
+		verdict = xlbr_parse(skb, &p) ? XLBR_MALFORMED :
+						xlbr_check(net, &p);
+	if (verdict != XLBR_RECEIVED) {
+		xlbr_count(xn, verdict);
 		kfree_skb(skb);
 		return 0;
 	}
@@ -714,6 +907,7 @@ static int xlbr_proc_show(struct seq_file *seq, void *v)
 	struct xlbr_net *xn = net_generic(seq_file_single_net(seq),
 					  xlbr_net_id);
 	u64 sum[XLBR_NSTATS] = {}, delivered = 0;
+	const struct xlbr_allow *al;
 	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
@@ -729,26 +923,178 @@ static int xlbr_proc_show(struct seq_file *seq, void *v)
 	seq_printf(seq, "delivered %llu\n", delivered);
 	for (i = 0; i < XLBR_NSTATS; i++)
 		seq_printf(seq, "%s %llu\n", xlbr_stat_names[i], sum[i]);
+	rcu_read_lock();
+	al = rcu_dereference(xn->allow);
+	for (i = 0; al && i < al->n; i++) {
+		if (al->p[i].family == AF_INET)
+			seq_printf(seq, "allow %pI4/%u\n", &al->p[i].addr.a4,
+				   al->p[i].len);
+		else
+			seq_printf(seq, "allow %pI6c/%u\n", &al->p[i].addr.a6,
+				   al->p[i].len);
+	}
+	rcu_read_unlock();
 	return 0;
 }
 
+/* "a.b.c.d[/len]" or an IPv6 address "[/len]": NULL, or what is wrong. */
+static const char *xlbr_parse_prefix(const char *w, struct xlbr_prefix *pf)
+{
+	union xlbr_addr host;
+	const char *end;
+	unsigned int max;
+
+	memset(pf, 0, sizeof(*pf));
+	if (in4_pton(w, -1, (u8 *)&pf->addr.a4, '/', &end)) {
+		pf->family = AF_INET;
+		max = 32;
+	} else if (in6_pton(w, -1, pf->addr.a6.s6_addr, '/', &end)) {
+		pf->family = AF_INET6;
+		max = 128;
+	} else {
+		return "not an IPv4 or IPv6 address or prefix";
+	}
+	if (!*end)
+		pf->len = max;
+	else if (*end != '/' || kstrtou8(end + 1, 10, &pf->len) ||
+		 pf->len > max)
+		return "bad prefix length";
+	if (pf->family == AF_INET) {
+		host.a4 = pf->addr.a4 & ~inet_make_mask(pf->len);
+		if (host.a4)
+			return "address bits set beyond the prefix length";
+	} else {
+		ipv6_addr_prefix(&host.a6, &pf->addr.a6, pf->len);
+		if (!ipv6_addr_equal(&host.a6, &pf->addr.a6))
+			return "address bits set beyond the prefix length";
+	}
+	return NULL;
+}
+
+static int xlbr_prefix_find(const struct xlbr_allow *al,
+			    const struct xlbr_prefix *pf)
+{
+	unsigned int i;
+
+	for (i = 0; i < al->n; i++)
+		if (al->p[i].family == pf->family && al->p[i].len == pf->len &&
+		    !memcmp(&al->p[i].addr, &pf->addr, sizeof(pf->addr)))
+			return i;
+	return -1;
+}
+
+/*
+ * One line of a write, applied to the copy of the allowlist al and the
+ * state wanted at the end (*enable: -1 unchanged, 0 off, 1 on): NULL, or
+ * what is wrong with it.
+ */
+static const char *xlbr_ctl_line(char *line, struct xlbr_allow *al,
+				 int *enable)
+{
+	char *cmd = strsep(&line, " \t"), *w;
+	struct xlbr_prefix pf;
+	const char *why;
+	int i, words = 0;
+
+	if (!strcmp(cmd, "enable") || !strcmp(cmd, "disable")) {
+		if (line && *skip_spaces(line))
+			return "enable and disable take no argument";
+		*enable = cmd[0] == 'e';
+		return NULL;
+	}
+	if (strcmp(cmd, "allow") && strcmp(cmd, "disallow"))
+		return "unknown command (enable, disable, allow, disallow)";
+	while ((w = strsep(&line, " \t"))) {
+		if (!*w)
+			continue;
+		words++;
+		if (cmd[0] == 'd' && !strcmp(w, "all")) {
+			al->n = 0;
+			continue;
+		}
+		why = xlbr_parse_prefix(w, &pf);
+		if (why)
+			return why;
+		i = xlbr_prefix_find(al, &pf);
+		if (cmd[0] == 'a' && i < 0) {
+			if (al->n == XLBR_ALLOW_MAX)
+				return "more than 64 prefixes";
+			al->p[al->n++] = pf;
+		} else if (cmd[0] == 'd') {
+			if (i < 0)
+				return "prefix not in the allowlist";
+			al->p[i] = al->p[--al->n];
+		}
+	}
+	return words ? NULL : "no prefix given";
+}
+
+/*
+ * A write holds one command a line; either every line is good and all
+ * take effect, or nothing changes (-EINVAL, and the kernel log names the
+ * line and what is wrong with it).
+ *
+ * Only an opener with CAP_NET_ADMIN in the initial user namespace may
+ * write: the module acts on packets of the whole host, so root of a user
+ * namespace must not switch it on.  The opener, not the writer, because a
+ * privileged program can be made to write to a descriptor it was handed.
+ */
 static int xlbr_proc_write(struct file *file, char *buf, size_t size)
 {
 	struct net *net = seq_file_single_net(file->private_data);
 	struct xlbr_net *xn = net_generic(net, xlbr_net_id);
-	char *cmd = strim(buf);
-	int err = 0;
+	struct xlbr_allow *cur, *next;
+	unsigned int lineno = 0, lines = 0;
+	int enable = -1, err = 0;
+	const char *why;
+	char *line;
 
-	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
+	if (!file_ns_capable(file, &init_user_ns, CAP_NET_ADMIN))
 		return -EPERM;
+	next = kzalloc(sizeof(*next), GFP_KERNEL);
+	if (!next)
+		return -ENOMEM;
 	mutex_lock(&xn->lock);
-	if (!strcmp(cmd, "enable"))
-		err = xlbr_enable(net, xn);
-	else if (!strcmp(cmd, "disable"))
-		xlbr_disable(xn);
-	else
+	cur = rcu_dereference_protected(xn->allow, lockdep_is_held(&xn->lock));
+	if (cur) {
+		next->n = cur->n;
+		memcpy(next->p, cur->p, sizeof(next->p));
+	}
+	while ((line = strsep(&buf, "\n"))) {
+		lineno++;
+		line = strim(line);
+		if (!*line)
+			continue;
+		lines++;
+		why = xlbr_ctl_line(line, next, &enable);
+		if (why) {
+			pr_warn_ratelimited("line %u: %s; nothing changed\n",
+					    lineno, why);
+			err = -EINVAL;
+			goto out;
+		}
+	}
+	if (!lines) {
 		err = -EINVAL;
+		goto out;
+	}
+	if (enable == 1) {
+		err = xlbr_enable(net, xn);
+		if (err)
+			goto out;
+	}
+	if (!cur || next->n != cur->n ||
+	    memcmp(next->p, cur->p, sizeof(next->p))) {
+		rcu_assign_pointer(xn->allow, next);
+		if (cur)
+			kfree_rcu(cur, rcu);
+		next = NULL;
+	}
+	if (enable == 0)
+		xlbr_disable(xn);
+out:
 	mutex_unlock(&xn->lock);
+	kfree(next);
 	return err;
 }
 
@@ -792,6 +1138,7 @@ static void __net_exit xlbr_net_exit_batch(struct list_head *net_list)
 	list_for_each_entry(net, net_list, exit_list) {
 		xn = net_generic(net, xlbr_net_id);
 		free_percpu(xn->stats);
+		kfree(rcu_dereference_protected(xn->allow, true));
 	}
 }
 
@@ -809,12 +1156,18 @@ static int __init xlbr_init(void)
 		pr_err("port must not be 0\n");
 		return -EINVAL;
 	}
-	return register_pernet_subsys(&xlbr_net_ops);
+	/*
+	 * A device, not a subsys, operation (as fou is): a dying namespace's
+	 * tunnel sockets must close before its devices go, because the UDP
+	 * layer caches an input route in them (a multicast datagram's early
+	 * demux does, to any bound socket), and that route holds lo.
+	 */
+	return register_pernet_device(&xlbr_net_ops);
 }
 
 static void __exit xlbr_exit(void)
 {
-	unregister_pernet_subsys(&xlbr_net_ops);
+	unregister_pernet_device(&xlbr_net_ops);
 }
 
 module_init(xlbr_init);

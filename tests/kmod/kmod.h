@@ -47,7 +47,7 @@
 #define KM_MODULE	"xlb_redirect"
 #define KM_KO_DEFAULT	"kmod/xlb_redirect.ko"
 #define KM_PROC		"/proc/net/xlb_redirect"
-#define KM_WAIT_MS	3000
+#define KM_WAIT_MS	10000	/* what "soon" may take in a loaded emulated guest */
 
 static inline void km_sleep_ms(int ms)
 {

@@ -151,7 +151,8 @@ FIXTURE_SETUP(kmod)
 	ASSERT_EQ(0, km_wait_up(self->c, C2_IF));
 	ASSERT_EQ(0, km_wait_up(self->b, B_IF));
 	ASSERT_EQ(0, km_wait_up(self->n, N_IF));
-	ASSERT_EQ(0, km_ctl(self->b, "enable"));
+	/* the LB's addresses; frames from the hop's addresses are refused */
+	ASSERT_EQ(0, km_ctl(self->b, "allow 10.1.0.1 fd00:1::1\nenable"));
 
 	self->pc = km_packet_socket(self->c, C_IF);
 	ASSERT_LE(0, self->pc);
@@ -994,7 +995,7 @@ TEST_F(kmod, enabled_in_one_namespace_only)
 	EXPECT_EQ(0, stat_of(self->n, "received"));
 	EXPECT_EQ(0, stat_of(self->b, "received"));
 	/* on in n: n's counters move, b's do not */
-	ASSERT_EQ(0, km_ctl(self->n, "enable"));
+	ASSERT_EQ(0, km_ctl(self->n, "allow 10.2.0.1\nenable"));
 	EXPECT_EQ(1, stat_of(self->n, "enabled"));
 	n = udp_to_n(self->buf, "two");
 	ASSERT_EQ(0, km_send(self->pc2, self->buf, n));

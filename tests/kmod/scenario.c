@@ -327,7 +327,8 @@ static int backends(FIXTURE_DATA(scn) *self, bool module)
 	}
 	for (i = 0; i < NBACKENDS; i++) {
 		if (module) {
-			if (km_ctl(self->b[i], "enable"))
+			/* the LB, and the backends that forward */
+			if (km_ctl(self->b[i], "allow 10.9.0.0/24\nenable"))
 				return -1;
 		} else {
 			if (setns(self->b[i], CLONE_NEWNET))

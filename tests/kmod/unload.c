@@ -22,6 +22,8 @@
 #define B_IF		"xku1"
 #define CYCLES		4
 #define BUF		2048
+/* the LB and the hop the flood names: the sources b accepts */
+#define ON		"allow 10.3.0.0/24\nenable"
 
 FIXTURE(unload) {
 	int home, c, b;
@@ -59,7 +61,7 @@ FIXTURE_SETUP(unload)
 	ASSERT_EQ(0, setns(self->home, CLONE_NEWNET));
 	ASSERT_EQ(0, km_wait_up(self->c, C_IF));
 	ASSERT_EQ(0, km_wait_up(self->b, B_IF));
-	ASSERT_EQ(0, km_ctl(self->b, "enable"));
+	ASSERT_EQ(0, km_ctl(self->b, ON));
 	self->pc = km_packet_socket(self->c, C_IF);
 	ASSERT_LE(0, self->pc);
 }
@@ -154,7 +156,7 @@ TEST_F(unload, module_unloads_and_reloads_under_traffic)
 		ASSERT_EQ(0, km_load()) TH_LOG("insmod, cycle %d", i);
 		/* a fresh module: every namespace starts switched off */
 		EXPECT_EQ(0, km_stat(self->b, "enabled"));
-		ASSERT_EQ(0, km_ctl(self->b, "enable"));
+		ASSERT_EQ(0, km_ctl(self->b, ON));
 		EXPECT_TRUE(handling(self->b)) TH_LOG("cycle %d", i);
 	}
 	TH_LOG("%d unload cycles, %ld frames sent", CYCLES,
@@ -192,7 +194,7 @@ TEST_F(unload, enabled_namespace_dies_under_traffic)
 	self->b = km_ns_new();
 	ASSERT_LE(0, self->b);
 	ASSERT_EQ(0, setns(self->home, CLONE_NEWNET));
-	EXPECT_EQ(0, km_ctl(self->b, "enable"));
+	EXPECT_EQ(0, km_ctl(self->b, ON));
 	EXPECT_EQ(1, km_stat(self->b, "enabled"));
 	ASSERT_EQ(0, km_unload());
 	ASSERT_EQ(0, km_load());

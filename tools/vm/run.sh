@@ -8,9 +8,10 @@
 # default) or 6.12 (linux-image-6.12-amd64); XLB_VM_KERNEL sets the default.
 # The guest boots the newest /boot/vmlinuz-SERIES.* with a tiny busybox
 # initramfs (cached in build/vm/), mounts the host's root read-only over
-# virtio-9p, chroots into it and runs COMMAND in this repository's directory
-# (same absolute path as here), with tmpfs on /tmp and /run, bpffs on
-# /sys/fs/bpf, and /lib/modules/<version> of the host root for modprobe.
+# virtio-9p, makes it the root (switch_root) and runs COMMAND in this
+# repository's directory (same absolute path as here), with tmpfs on /tmp
+# and /run, bpffs on /sys/fs/bpf, and /lib/modules/<version> of the host
+# root for modprobe.
 # Only what COMMAND prints comes back (stdout and stderr, merged, from the
 # serial console); the exit status is COMMAND's, 124 on timeout, or 1 when
 # the guest failed before COMMAND started (console log kept in build/vm/).
@@ -150,17 +151,15 @@ if [ ! -d "/mnt$root" ]; then
 	mkdir -p "/mnt$root" || fail "making $root"
 	mount --bind /repo "/mnt$root" || fail "binding the repository back"
 fi
-# The kernel's module autoloading (ip link add ... type veth) runs its
-# helper in this root, not in the chroot: hand it to the host's modprobe.
-echo /bin/modprobe-chroot >/proc/sys/kernel/modprobe
-chroot /mnt /bin/bash "$script" </dev/null
-echo "@@xlb-vm end $nonce rc=$?@@"
-poweroff -f
+# The host's root becomes the root (switch_root, not chroot: in a chroot
+# the kernel refuses new user namespaces, which the module's tests make).
+# The command's script prints the end marker and powers off.
+exec switch_root /mnt /bin/bash "$script" </dev/null
 EOF
 
 INITRAMFS="$VMDIR/initramfs-$KVER.cpio.gz"
 key=$( {
-	printf '%s\n' "$INIT" "$KVER" modprobe-chroot-1
+	printf '%s\n' "$INIT" "$KVER"
 	stat -L -c '%n %s %Y' "$BUSYBOX" "${MODULES[@]}"
 } | sha256sum | cut -d' ' -f1)
 if [[ ! -f "$INITRAMFS" || "$(cat "$INITRAMFS.key" 2>/dev/null)" != "$key" ]]; then
@@ -169,9 +168,7 @@ if [[ ! -f "$INITRAMFS" || "$(cat "$INITRAMFS.key" 2>/dev/null)" != "$key" ]]; t
 	mkdir -p "$stage"/{bin,dev,proc,sys,mnt,modules}
 	cp "$BUSYBOX" "$stage/bin/busybox"
 	printf '%s\n' "$INIT" >"$stage/init"
-	printf '#!/bin/busybox sh\nexec /bin/busybox chroot /mnt /sbin/modprobe "$@"\n' \
-		>"$stage/bin/modprobe-chroot"
-	chmod 755 "$stage/init" "$stage/bin/modprobe-chroot"
+	chmod 755 "$stage/init"
 	# busybox insmod wants plain .ko files
 	for m in "${MODULES[@]}"; do
 		ko=$(basename "$m"); ko=${ko%.xz}; ko=${ko%.zst}
@@ -208,9 +205,11 @@ end_marker="@@xlb-vm end $nonce rc="
 		[[ -n "${!v+set}" ]] && printf 'export %s=%q\n' "$v" "${!v}"
 	done
 	echo 'ulimit -l unlimited'
-	printf 'cd %q || exit 1\n' "$ROOT"
+	printf 'cd %q || exec %q poweroff -f\n' "$ROOT" "$BUSYBOX"
 	printf 'echo %q\n' "$start_marker"
-	printf 'exec'; printf ' %q' "$@"; printf '\n'
+	printf '%q ' "$@"; printf '\n'
+	printf 'echo "@@xlb-vm end %s rc=$?@@"\n' "$nonce"
+	printf 'exec %q poweroff -f\n' "$BUSYBOX"
 } >"$rundir/cmd"
 
 # --- boot -----------------------------------------------------------------
