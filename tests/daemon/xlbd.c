@@ -1484,6 +1484,47 @@ TEST_F(xlbd, metrics_are_valid_exposition_format)
 		TH_LOG("families, untyped: %s(TYPE lines: %d)", out, types);
 }
 
+/*
+ * Operator papercuts: a backend drained by its name; explain with "to"
+ * for the arrow, and an arrow the shell ate named as such; HEALTH of a
+ * backend without a check says up, as its metric does.
+ */
+TEST_F(xlbd, drain_by_name_explain_to_and_health_none_is_up)
+{
+	json_object *j;
+
+	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "2 name web1"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "3 name web2"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "backend drain " VIP " web2")) TH_LOG("%s", out);
+	j = ctl_json(&self->e, "backend show " VIP);
+	ASSERT_NE(NULL, j);
+	EXPECT_STREQ("web2", jget_str(j, "backends.1.name"));
+	EXPECT_STREQ("drain", jget_str(j, "backends.1.state"));
+	EXPECT_STREQ("active", jget_str(j, "backends.0.state"));
+	/* health none: up here, healthy 1 in the metrics */
+	EXPECT_STREQ("none", jget_str(j, "backends.0.check.kind"));
+	EXPECT_STREQ("up", jget_str(j, "backends.0.health"));
+	json_object_put(j);
+	ASSERT_EQ(0, scrape(&self->e));
+	EXPECT_NE(NULL, strstr(out, "xlb_backend_healthy{vip=\"" VIP "\",backend=\"web1\",addr=\"" BE_NET "2\"} 1"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "backend undrain " VIP " web2")) TH_LOG("%s", out);
+	EXPECT_NE(0, ctl(&self->e, "backend drain " VIP " web9"));
+	EXPECT_NE(NULL, strstr(out, "no backend named \"web9\"")) TH_LOG("%s", out);
+
+	ASSERT_EQ(0, ctl(&self->e, "explain tcp 198.51.100.7:40000 to 10.100.0.1:80"))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "10.100.0.1:80")) TH_LOG("%s", out);
+	/* what the shell leaves of an unquoted "-> 10.100.0.1:80" */
+	EXPECT_NE(0, ctl(&self->e, "explain tcp 198.51.100.7:40000 - </dev/null"));
+	EXPECT_NE(NULL, strstr(out, "quote")) TH_LOG("%s", out);
+	EXPECT_NE(0, ctl(&self->e, "explain tcp 198.51.100.7:40000 '=>' 10.100.0.1:80"));
+	EXPECT_NE(NULL, strstr(out, "redirects")) TH_LOG("%s", out);
+}
+
 /* --- health --------------------------------------------------------------- */
 
 /* A TCP listener on addr:port inside the namespace; returns its pid. */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The fuzzers (tests/fuzz/, built by `make test-unit`), each for a short
+# The fuzzers (tests/fuzz/, built here if missing), each for a short
 # bounded run from its seeds: FUZZ_UNIT_SECONDS (default 5) and at most
 # FUZZ_UNIT_RUNS inputs.  A crash, leak, sanitizer report or broken
 # property fails the case and leaves the input in a temporary folder that
@@ -17,10 +17,11 @@ trap 'rm -rf "$tmp"' EXIT
 
 . tests/lib/tap.sh
 
-for f in config control; do
-	[[ -x $O/fuzz/$f ]] ||
-		tap_bail "$O/fuzz/$f is missing; run 'make $O/fuzz/$f'"
-done
+# `make test` and `make test-unit` build them; after a plain `make`, here
+if [[ ! -x $O/fuzz/config || ! -x $O/fuzz/control ]]; then
+	make -s O="$O" "$O/fuzz/config" "$O/fuzz/control" >"$tmp/make.log" 2>&1 ||
+		tap_bail "cannot build the fuzzers: $(tail -3 "$tmp/make.log")"
+fi
 
 # fuzz NAME SEEDS: one bounded run of $O/fuzz/NAME
 fuzz() {

@@ -330,7 +330,7 @@ bad_case "argument 5:" "101" -- vip add '[2001:db8::1]:80/tcp' panic 101
 bad_case "argument 4:" '"turbo"' -- link attach eth0 turbo
 bad_case "argument 3:" "mtu 100" -- set mtu 100
 bad_case "argument 2:" '"frob"' "add, set, del or show" -- vip frob
-bad_case "needs a VIP and a backend address" -- backend drain 10.0.0.1:80/tcp
+bad_case "needs a VIP and a backend's address or name" -- backend drain 10.0.0.1:80/tcp
 bad_case "argument 5:" '"extra"' -- backend drain 10.0.0.1:80/tcp 10.0.0.1 extra
 bad_case "argument 3:" '"10.0.0.1:80"' -- vip show 10.0.0.1:80
 bad_case "table show needs a VIP" -- table show
@@ -665,5 +665,27 @@ for d in Type=simple ExecStart=/usr/local/sbin/xlbd \
 	grep -qxF -- "$d" dist/xlbd.service || { ok=1; echo "#   missing: $d"; }
 done
 tap_result $ok "dist/xlbd.service has the directives xlbd.8 relies on"
+
+# the hardening, scored as systemd scores it (7.0 without it, 4.7 with)
+if command -v systemd-analyze >/dev/null; then
+	score=$(systemd-analyze security --offline=true dist/xlbd.service 2>/dev/null |
+		sed -n 's/^.*Overall exposure level for xlbd.service: \([0-9.]*\).*$/\1/p')
+	awk -v s="${score:-99}" 'BEGIN { exit !(s <= 5.0) }'
+	tap_result $? "systemd-analyze security rates dist/xlbd.service 5.0 or better (it says ${score:-nothing})"
+else
+	tap_skip "systemd-analyze security of dist/xlbd.service" "no systemd-analyze"
+fi
+
+# --- the events --------------------------------------------------------------------------
+# every event the library names (user/lib/datapath.c, from the bpf headers'
+# list) is explained in xlbctl.8 as a .B NAME entry
+events=$(sed -n 's/^\t\[XLB_EV_[A-Z0-9_]*\][[:space:]]*= "\([a-z0-9_]*\)",$/\1/p' user/lib/datapath.c)
+missing=""
+for e in $events; do
+	grep -qxF ".B $e" user/xlbctl/xlbctl.8 || missing+=" $e"
+done
+[[ $(wc -w <<<"$events") -ge 10 && -z "$missing" ]]
+tap_result $? "xlbctl.8 explains every data-path event ($(wc -w <<<"$events") of them)" \
+	"not in xlbctl.8:$missing"
 
 tap_done

@@ -75,7 +75,7 @@
  *                       "http_path", "http_status"}
  *  "backend.show" {"vip": "VIP"}: result {"vip": "VIP", "backends": [BE...]}
  *             BE = {"addr", "name", "id", "weight", "state":
- *                   "active"|"drain"|"down", "health": "up"|"down"|"unknown",
+ *                   "active"|"drain"|"down", "health": "up"|"down"|"unknown" (up: no check),
  *                   "check": HEALTH (effective), "last_check":
  *                   {"ok": bool, "detail": "...", "at": unix s} | null,
  *                   "in_table": bool, "slots", "share" (0..1),

@@ -213,10 +213,15 @@ int arg_flow(int argc, char **argv, int pos0, char *out, size_t len)
 		return flow_error("explain", &fe,
 				  "unknown protocol \"%.20s\"; use tcp or udp",
 				  w[0]);
-	if (n == FLOW_WORDS && strcmp(w[2], "->")) {
+	if (!strcmp(w[n - 1], "-") || !strcmp(w[n - 1], "to"))
+		return ctl_usage_error("explain",
+				       "the flow ends in \"%s\": the shell took an unquoted -> as - and a redirection (> FILE); quote the arrow ('->'), write \"to\" or leave it out, e.g. "
+				       FLOW_EXAMPLE, w[n - 1]);
+	if (n == FLOW_WORDS && strcmp(w[2], "->") && strcmp(w[2], "to")) {
 		fe.pos += fe.flow ? 0 : 2;
 		return flow_error("explain", &fe,
-				  "\"%.20s\" where -> belongs", w[2]);
+				  "\"%.20s\" where the arrow belongs (-> quoted, or \"to\", or nothing: in a shell an unquoted > redirects)",
+				  w[2]);
 	}
 	if (!fe.flow)
 		fe.pos = pos0 + 1;

@@ -6,8 +6,8 @@
  * {"cmd": "exec", "args": [the tokens]}.  Convenience verbs become the
  * grammar's tokens:
  *
- *   backend drain VIP ADDR     backend set VIP ADDR state drain
- *   backend undrain VIP ADDR   backend set VIP ADDR state active
+ *   backend drain VIP ADDR|NAME   backend set VIP ADDR state drain
+ *   backend undrain VIP ADDR|NAME backend set VIP ADDR state active
  *   backend activate VIP ADDR  backend set VIP ADDR state active
  *
  * Also save, restore, reload and shutdown.  On success a change prints
@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include "xlbctl.h"
@@ -90,11 +91,63 @@ int cmd_vip(struct ctl *c, int argc, char **argv)
 	return exec_tokens(c, argc, argv);
 }
 
-/* backend drain|undrain|activate VIP ADDR */
+/*
+ * The address of the backend of vip named name (from backend.show), in
+ * buf; 0, 1 when the VIP has no backend of that name, or EXIT_FAIL
+ * (printed).  Names are the handles operators give; the grammar takes
+ * the address.
+ */
+static int backend_addr_of(struct ctl *c, const char *vip, const char *name,
+			   char *buf, size_t len)
+{
+	json_object *req = ctl_req("backend.show"), *res = NULL, *bs, *v;
+	size_t i, n;
+	int ret;
+
+	json_object_object_add(req, "vip", json_object_new_string(vip));
+	ret = ctl_call(c, req, &res, 0);
+	if (ret)
+		return ret;
+	ret = 1;
+	if (json_object_object_get_ex(res, "backends", &bs)) {
+		n = json_object_array_length(bs);
+		for (i = 0; i < n && ret; i++) {
+			json_object *b = json_object_array_get_idx(bs, i);
+
+			if (json_object_object_get_ex(b, "name", &v) &&
+			    !strcmp(json_object_get_string(v), name) &&
+			    json_object_object_get_ex(b, "addr", &v)) {
+				snprintf(buf, len, "%s",
+					 json_object_get_string(v));
+				ret = 0;
+			}
+		}
+	}
+	json_object_put(res);
+	return ret;
+}
+
+static bool is_addr(const char *s)
+{
+	unsigned char a[16];
+	char b[64];
+	size_t n = strlen(s);
+
+	if (inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1)
+		return true;
+	if (n > 2 && n < sizeof(b) && s[0] == '[' && s[n - 1] == ']') {
+		memcpy(b, s + 1, n - 2);
+		b[n - 2] = 0;
+		return inet_pton(AF_INET6, b, a) == 1;
+	}
+	return false;
+}
+
+/* backend drain|undrain|activate VIP ADDR|NAME */
 static int backend_state(struct ctl *c, int argc, char **argv,
 			 const char *state)
 {
-	char *tokens[6], topic[64];
+	char *tokens[6], topic[64], addr[64];
 	int ret;
 
 	snprintf(topic, sizeof(topic), "backend %s", argv[1]);
@@ -103,16 +156,25 @@ static int backend_state(struct ctl *c, int argc, char **argv,
 		return ret;
 	if (argc < 4)
 		return ctl_usage_error(topic,
-				       "backend %s needs a VIP and a backend address",
+				       "backend %s needs a VIP and a backend's address or name",
 				       argv[1]);
 	if (argc > 4)
 		return ctl_usage_error(topic,
-				       "argument 5: unexpected \"%.40s\"; the command is: backend %s VIP ADDR",
+				       "argument 5: unexpected \"%.40s\"; the command is: backend %s VIP ADDR|NAME",
 				       argv[4], argv[1]);
+	tokens[3] = argv[3];
+	if (!is_addr(argv[3])) {
+		ret = backend_addr_of(c, argv[2], argv[3], addr, sizeof(addr));
+		if (ret == 1)
+			return ctl_fail("VIP %s has no backend named \"%.60s\" (xlbctl backend show %s lists them)",
+					argv[2], argv[3], argv[2]);
+		if (ret)
+			return ret;
+		tokens[3] = addr;
+	}
 	tokens[0] = "backend";
 	tokens[1] = "set";
 	tokens[2] = argv[2];
-	tokens[3] = argv[3];
 	tokens[4] = "state";
 	tokens[5] = (char *)state;
 	return exec_tokens(c, 6, tokens);

@@ -287,7 +287,10 @@ int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 		jadd(o, "id", jint(rb->id));
 		jadd(o, "weight", jint(b->weight));
 		jadd(o, "state", jstr(admin_names[b->admin % 3]));
-		jadd(o, "health", jstr(health_names[rb->health % 3]));
+		/* without a check always healthy, as the tables and metrics
+		 * take it */
+		jadd(o, "health", jstr(h.kind == XLB_HEALTH_NONE ? "up" :
+				       health_names[rb->health % 3]));
 		jadd(o, "check", health_json(&h));
 		if (rb->has_result) {
 			json_object *lc = json_object_new_object();
