@@ -547,15 +547,38 @@ struct fwd_args {
 	__u8 count_vip;		/* per-VIP counters (not for ICMP errors) */
 };
 
+/*
+ * The outer source toward be: the VIP's own (src4, src6) where it has one,
+ * else the global one.  The general and the fast path both ask here.
+ */
 static __always_inline const __be32 *outer_src(const struct xlb_config *cfg,
-					       const struct fwd_args *f,
+					       const __be32 *src4,
+					       const __be32 *src6,
 					       const struct xlb_backend *be)
 {
 	if (be->family == XLB_FAMILY_INET)
-		return f->src4 ? &f->src4 : &cfg->src4;
-	if (f->src6[0] | f->src6[1] | f->src6[2] | f->src6[3])
-		return f->src6;
+		return *src4 ? src4 : &cfg->src4;
+	if (src6[0] | src6[1] | src6[2] | src6[3])
+		return src6;
 	return cfg->src6;
+}
+
+/*
+ * The second hop a GUE packet carries toward be: the slot's secondary when
+ * it has one of be's family; NULL otherwise, and for every other encap.
+ */
+static __always_inline const __be32 *second_hop(const struct choice *ch,
+						const struct xlb_backend *be)
+{
+	struct xlb_backend *sec;
+
+	if (be->encap != XLB_ENCAP_GUE ||
+	    ch->slot.secondary == XLB_BACKEND_NONE)
+		return NULL;
+	sec = backend_get(ch->slot.secondary);
+	if (sec && sec->family == be->family)
+		return sec->addr;
+	return NULL;
 }
 
 /* n = 1: a packet of `bytes` forwarded; n = -1: taken back. */
@@ -599,7 +622,7 @@ static __noinline int fib_forward(struct xdp_md *ctx, struct fwd_args *f)
 	be = backend_get(f->ch.id);
 	if (!cfg || !be)
 		return drop(XLB_EV_NO_BACKEND);
-	src = outer_src(cfg, f, be);
+	src = outer_src(cfg, &f->src4, f->src6, be);
 	fib.ifindex = ingress;
 	if (be->family == XLB_FAMILY_INET) {
 		fib.family = AF_INET;
@@ -649,7 +672,7 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	struct xlb_backend *be, *sec = NULL;
+	struct xlb_backend *be;
 	struct encap_args a = {};
 	struct xlb_vip_stats *vs = NULL;
 	struct xlb_config *cfg;
@@ -704,21 +727,16 @@ __noinline int forward(struct xdp_md *ctx, struct fwd_args *f)
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	a.be = be;
-	a.src = outer_src(cfg, f, be);
+	a.src = outer_src(cfg, &f->src4, f->src6, be);
 	a.inner_len = p->l3_len;
 	a.hash = f->ch.hash;
 	a.gue_port = cfg->gue_port;
 	a.inner_family = p->flow.family;
 	a.tos = p->tos;
 	a.ttl = cfg->ttl;
-	if (be->encap == XLB_ENCAP_GUE) {
-		if (f->ch.slot.secondary != XLB_BACKEND_NONE)
-			sec = backend_get(f->ch.slot.secondary);
-		if (sec && sec->family == be->family)
-			a.secondary = sec->addr;
-		if (be->family == XLB_FAMILY_INET6)
-			a.inner_sum = sum_packet(ctx, l2_len, p->l3_len);
-	}
+	a.secondary = second_hop(&f->ch, be);
+	if (be->encap == XLB_ENCAP_GUE && be->family == XLB_FAMILY_INET6)
+		a.inner_sum = sum_packet(ctx, l2_len, p->l3_len);
 	if (bpf_xdp_adjust_head(ctx, -(int)over))
 		return drop(XLB_EV_MALFORMED);
 	data = (void *)(long)ctx->data;
@@ -1304,12 +1322,8 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	    data + sizeof(*eth) + tot == end && tot + over <= cfg->mtu &&
 	    (be->family == XLB_FAMILY_INET || be->encap != XLB_ENCAP_GUE)) {
 		a.be = be;
-		if (be->family == XLB_FAMILY_INET)
-			a.src = vip->src4 ? &vip->src4 : &cfg->src4;
-		else
-			a.src = vip->src6[0] | vip->src6[1] | vip->src6[2] |
-				vip->src6[3] ? vip->src6 : cfg->src6;
-		a.secondary = NULL;
+		a.src = outer_src(cfg, &vip->src4, vip->src6, be);
+		a.secondary = second_hop(&fa->ch, be);
 		a.inner_len = tot;
 		a.hash = fa->ch.hash;
 		a.gue_port = cfg->gue_port;
@@ -1317,14 +1331,6 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 		a.tos = tos;
 		a.ttl = cfg->ttl;
 		a.inner_sum = 0;	/* GUE over IPv4: UDP checksum 0 */
-		if (be->encap == XLB_ENCAP_GUE &&
-		    fa->ch.slot.secondary != XLB_BACKEND_NONE) {
-			struct xlb_backend *sec =
-				backend_get(fa->ch.slot.secondary);
-
-			if (sec && sec->family == be->family)
-				a.secondary = sec->addr;
-		}
 		/*
 		 * Counted before the frame grows, so that the counters'
 		 * loads overlap the call instead of ending the program
