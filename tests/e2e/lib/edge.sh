@@ -39,6 +39,12 @@
 #                               path removed: the host is gone
 #   edge_host_return HOST       link up, fresh data path (empty connection
 #                               table), xlbd, bird
+#   edge_nexthops_time T0 ADDR WANT   ms from T0 until the next hops are
+#                               WANT (10 s)
+#   edge_sock HOST              the control socket of HOST's xlbd
+#   edge_counters VIP           "HOST NEW_FLOWS PACKETS" of VIP per LB host
+#   edge_spread BEFORE AFTER N CONNS-JSON...   connections spread over the
+#                               LB hosts (from edge_counters), all complete
 #   edge_flow_hosts FILE        per flow of FILE ("tcp SRC:SPORT -> DST:80"
 #                               lines) the LB host the router picks, one
 #                               line each, "FLOW HOST"
@@ -328,6 +334,64 @@ edge_watch_nexthops() {
 		sleep 0.005
 	done
 	return 1
+}
+
+# edge_nexthops_time T0 ADDR WANT: the ms from T0 (ms since the epoch)
+# until the router's next hops toward ADDR are WANT (edge_nexthops' form),
+# or "never (...)" and non-zero after 10 s.
+edge_nexthops_time() {
+	local t0=$1 addr=$2 want=$3 i
+
+	for ((i = 0; i < 2000; i++)); do
+		if [[ $(edge_nexthops "$addr") == "$want" ]]; then
+			echo $(($(date +%s%N) / 1000000 - t0))
+			return 0
+		fi
+		sleep 0.005
+	done
+	echo "never (next hops $(edge_nexthops "$addr"))"
+	return 1
+}
+
+# edge_sock HOST: the control socket of HOST's xlbd.
+edge_sock() {
+	if [[ $1 == lb ]]; then echo "$XLBD_SOCK"; else echo "$TOPO_DIR/$1.sock"; fi
+}
+
+# edge_counters VIP: "HOST NEW_FLOWS PACKETS" of VIP on every LB host
+# ("HOST 0 0" for a host whose xlbd is gone).
+edge_counters() {
+	local h vip=$1
+
+	for h in "${EDGE_HOSTS[@]}"; do
+		[[ -S $(edge_sock "$h") ]] || { echo "$h 0 0"; continue; }
+		xlbctl_on "$h" -j stats "$vip" | "${TAP_PYTHON:-python3}" -c '
+import json, sys
+v = json.load(sys.stdin)["vips"][0]
+print(sys.argv[1], v["new_flows"], v["packets"])' "$h"
+	done
+}
+
+# edge_spread BEFORE AFTER N CONNS-JSON...: from edge_counters before and
+# after, and the `xlb-traffic conns -j` results of the run: "C completed F
+# failed; new flows per LB host: ..."; non-zero unless N completed, none
+# failed, every LB host took new flows and they add up to N or more.
+edge_spread() {
+	"${TAP_PYTHON:-python3}" - "$@" <<-'EOF'
+		import json, sys
+		a = {l.split()[0]: int(l.split()[1]) for l in open(sys.argv[1])}
+		b = {l.split()[0]: int(l.split()[1]) for l in open(sys.argv[2])}
+		js = [json.load(open(f)) for f in sys.argv[4:]]
+		done = sum(j["completed"] for j in js)
+		failed = sum(j["failed"] for j in js)
+		d = {h: b[h] - a[h] for h in b}
+		tot = sum(d.values())
+		print("%d completed %d failed; new flows per LB host: %s" % (done, failed,
+		      " ".join("%s %d (%.1f%%)" % (h, d[h], 100.0 * d[h] / max(tot, 1))
+		               for h in sorted(d))))
+		sys.exit(0 if failed == 0 and done == int(sys.argv[3]) and
+		         min(d.values()) > 0 and tot >= done else 1)
+	EOF
 }
 
 # The LB host whose address is ADDR.

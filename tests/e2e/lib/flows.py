@@ -16,6 +16,26 @@
 #       the same 4-tuple can be used again at once (no TIME_WAIT); prints
 #       a JSON object {"PORT": "backend id" or "error: ..."}.
 #
+#   flows.py fate ALIVE HOST=BEFORE:CHANGED:AFTER...
+#       what became of held flows when the tables changed and then an LB
+#       host was lost (ECMP moved flows to other hosts).  Per LB host, three
+#       `flows.py explain` of every flow: BEFORE the change, CHANGED (after
+#       it, before the loss) and AFTER the loss (empty for the lost host);
+#       ALIVE the flows still established at the end ("tcp SRC:SPORT ->
+#       DST:DPORT" lines).  The host carrying a flow is the one whose
+#       connection table saw it last (a held flow sends every 500 ms; the
+#       router's ECMP hash is not replayed).  A flow's backend is its
+#       entry's there BEFORE; it breaks when the host carrying it AFTER
+#       picks another backend in CHANGED (no valid entry: the new table's
+#       primary); xlb_redirect saves it when that host's secondary is its
+#       backend.  Prints a JSON object: flows, moved (changed LB host),
+#       fresh (no valid entry on the host carrying them AFTER), changed (of
+#       all flows, the new table's primary is not their backend),
+#       predicted (broken without the second chance), unsaveable (of those,
+#       the secondary is not their backend either), broken (not
+#       established at the end), broken_unpredicted, predicted_alive,
+#       lost (no host saw them; lists of SRC:SPORT).
+#
 # Every wait is bounded (socket timeouts); nothing loops forever.
 import json
 import os
@@ -51,7 +71,7 @@ def explain(sock_path):
             sys.exit("explain %r: %s" % (flow, a.get("error")))
         r = a["result"]
         ct = r.get("conntrack") or {}
-        out.append({"flow": flow,
+        out.append({"flow": flow, "ct_age_ms": ct.get("age_ms"),
                     "primary": name_of(r.get("primary")),
                     "secondary": name_of(r.get("secondary")),
                     "backend": name_of(r.get("backend")),
@@ -111,11 +131,62 @@ def connect(src, first, count, to, timeout=3.0):
     print()
 
 
+def fate(alive, hosts):
+    def load(path):
+        if not path:
+            return {}
+        return {e["flow"].split()[1]: e for e in json.load(open(path))}
+
+    ex = {}
+    for a in hosts:
+        h, paths = a.split("=", 1)
+        ex[h] = [load(p) for p in paths.split(":")]
+
+    def carrier(k, f):
+        """The host whose valid entry for f is the freshest in explain k."""
+        seen = [(e[k][f]["ct_age_ms"], h) for h, e in ex.items()
+                if f in e[k] and e[k][f]["ct_valid"]
+                and e[k][f]["ct_age_ms"] is not None]
+        return min(seen)[1] if seen else None
+
+    up = {l.split()[1] for l in open(alive) if l.strip()}
+    flows = sorted(set().union(*(e[0].keys() for e in ex.values())))
+    moved, fresh, changed, pred, unsave, lost = [], [], [], [], [], []
+    for f in flows:
+        h0, h1 = carrier(0, f), carrier(2, f)
+        if h0 is None or h1 is None:
+            lost.append(f)
+            continue
+        old = ex[h0][0][f]["backend"]
+        new = ex[h1][1][f]
+        if ex[h0][1][f]["primary"] != old:
+            changed.append(f)
+        if h1 != h0:
+            moved.append(f)
+        if not new["ct_valid"]:
+            fresh.append(f)
+        if new["backend"] != old:
+            pred.append(f)
+            if new["secondary"] != old:
+                unsave.append(f)
+    broken = [f for f in flows if f not in up]
+    json.dump({"flows": len(flows), "moved": len(moved), "fresh": len(fresh),
+               "changed": len(changed), "predicted": pred,
+               "unsaveable": unsave, "broken": broken, "lost": lost,
+               "broken_unpredicted": sorted(set(broken) - set(pred)),
+               "predicted_alive": sorted(set(pred) - set(broken))},
+              sys.stdout)
+    print()
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "explain":
         explain(sys.argv[2])
     elif len(sys.argv) in (6, 7) and sys.argv[1] == "connect":
         connect(*sys.argv[2:])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "fate":
+        fate(sys.argv[2], sys.argv[3:])
     else:
         sys.exit("usage: flows.py explain SOCKET < FLOWS | "
-                 "flows.py connect SRC FIRST COUNT DST:DPORT [TIMEOUT_S]")
+                 "flows.py connect SRC FIRST COUNT DST:DPORT [TIMEOUT_S] | "
+                 "flows.py fate ALIVE HOST=BEFORE:CHANGED:AFTER...")

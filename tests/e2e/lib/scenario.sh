@@ -29,6 +29,9 @@
 #   sc_hold_summary NAME           one line of its figures
 #   sc_held_flows HOST ADDR        the established TCP flows of HOST to ADDR
 #                                  (port 80), as "tcp SRC:SPORT -> DST:80"
+#   sc_in_table VIP N CMD...       until `CMD -j vip show VIP` (CMD: an xlbctl
+#                                  function) says N backends in its live
+#                                  table (10 s); prints the last count
 #   sc_result STATUS NAME [DIAG...]  tap_result, empty diagnostics left out
 #   sc_explain [SOCKET] <FLOWS     xlbd's explain of every flow (one
 #                                  connection), a JSON list (lib/flows.py)
@@ -214,6 +217,20 @@ sc_held_flows() {
 
 sc_explain() {
 	"$TAP_PYTHON" "$SC_FLOWS_PY" explain "${1:-$XLBD_SOCK}"
+}
+
+sc_in_table() {
+	local vip=$1 want=$2 i n
+
+	shift 2
+	for ((i = 0; i < 100; i++)); do
+		n=$("$@" -j vip show "$vip" 2>&1 | "$TAP_PYTHON" -c \
+			'import json, sys; print(json.load(sys.stdin)["vips"][0]["in_table"])' 2>&1)
+		[[ $n == "$want" ]] && break
+		sleep 0.1
+	done
+	echo "$n"
+	[[ $n == "$want" ]]
 }
 
 # sc_result STATUS NAME [DIAG...]: tap_result without the empty diagnostics.
