@@ -15,7 +15,8 @@
 #   9. drain: `xlbctl host drain` on lb3 under 600 held connections: the
 #      router drops lb3's next hop and stops sending to it (lb3's counters
 #      stand still), the connections go on through the others, 0 broken;
-#      undrain brings the next hop back, 0 broken;
+#      undrain brings the next hop back, 0 broken; every host's
+#      `cluster status` shows lb3 drained, then announcing again;
 #   2. LB host lost under the same 600 held connections: lb2's link goes
 #      down and its bird and xlbd are killed; BFD tells the router, which
 #      reroutes (the time from the link going down to the next hop gone is
@@ -168,6 +169,25 @@ phase_figures() {	# NAME: broken and max wait of the phase
 	EOF
 }
 
+# cl_announce HOST WANT: until HOST's `cluster status` shows the hosts'
+# announce states as WANT ("HOST STATE ANNOUNCED ..." sorted, one line),
+# 10 s; prints what it saw last.
+cl_announce() {
+	local h=$1 want=$2 i got
+
+	for ((i = 0; i < 100; i++)); do
+		got=$(xlbctl_on "$h" -j cluster status 2>&1 | "$TAP_PYTHON" -c '
+import json, sys
+for h in sorted(json.load(sys.stdin)["hosts"], key=lambda h: h["host"]):
+    a = h.get("announce") or {}
+    print(h["host"], a.get("state", "-"), a.get("announced", "-"), end=" ")' 2>&1)
+		[[ $got == "$want" ]] && break
+		sleep 0.1
+	done
+	echo "$got"
+	[[ $got == "$want" ]]
+}
+
 all3="${EDGE_ADDR[lb]} ${EDGE_ADDR[lb2]} ${EDGE_ADDR[lb3]} "
 no3="${EDGE_ADDR[lb]} ${EDGE_ADDR[lb2]} "
 no2="${EDGE_ADDR[lb]} ${EDGE_ADDR[lb3]} "
@@ -194,6 +214,11 @@ sc_result $rc "9: host drain on lb3: the router drops its next hop ($drain_ms ms
 	"$out" "$mv" "$(edge_nexthops "$VIP4")"
 xlbctl_on lb3 -j host show | grep -q '"state": *"drained"'
 sc_result $? "9: lb3's host show says drained" "$(xlbctl_on lb3 host show 2>&1)"
+out=$(cl_announce lb "lb announcing 2 lb2 announcing 2 lb3 drained 0 ")
+sc_result $? "9: cluster status on lb shows lb3 drained, the others announcing 2 addresses" \
+	"$out" "$(xlbctl_on lb cluster status 2>&1)"
+xlbctl_on lb2 cluster status | grep -Eq '^ *lb3 +ok .*DRAINED \(0 announced\)'
+sc_result $? "9: and so does lb2's, in its table" "$(xlbctl_on lb2 cluster status 2>&1)"
 sc_hold_phase e undrain
 t0=$(now_ms)
 out=$(xlbctl_on lb3 host undrain 2>&1)
@@ -203,6 +228,8 @@ sleep 2
 echo "# edge: 9 undrain: next hop back in $undrain_ms ms"
 sc_result $rc "9: host undrain on lb3: the router has its next hop again ($undrain_ms ms)" \
 	"$out" "$(sc_hold_open e)"
+out=$(cl_announce lb2 "lb announcing 2 lb2 announcing 2 lb3 announcing 2 ")
+sc_result $? "9: cluster status on lb2 shows lb3 announcing again" "$out"
 
 # --- 2: an LB host lost ------------------------------------------------------
 

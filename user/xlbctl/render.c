@@ -441,6 +441,23 @@ static void cluster_lines(FILE *f, json_object *cl)
 		   r_str(r, "error", "-"), fmt_age(r_dbl(r, "at", 0), now, u));
 }
 
+/* "announcing 2 in table 100", "DRAINED", "withdrawn", "off" */
+static void announce_cell(struct cols *t, json_object *a)
+{
+	const char *st = r_str(a, "state", "-");
+
+	if (!a)
+		cols_cell(t, "-");
+	else if (!strcmp(st, "announcing"))
+		cols_cell(t, "announcing %" PRId64 " in table %" PRId64,
+			  r_int(a, "announced", 0), r_int(a, "table", 0));
+	else if (!strcmp(st, "drained"))
+		cols_cell(t, "DRAINED (%" PRId64 " announced)",
+			  r_int(a, "announced", 0));
+	else
+		cols_cell(t, "%s", st);
+}
+
 void render_cluster(FILE *f, json_object *res)
 {
 	json_object *hosts = r_arr(res, "hosts"), *h;
@@ -454,13 +471,15 @@ void render_cluster(FILE *f, json_object *res)
 	   r_int(res, "hosts_alive", 0), r_int(res, "newest_revision", 0),
 	   r_bool(res, "agree", false) ? "all agree" :
 	   "NOT all in agreement");
-	t = cols_new("HOST|STATE|REVISION|APPLIED|VIPS|DOWN|NOTE", "llrlrrl");
+	t = cols_new("HOST|STATE|REVISION|APPLIED|VIPS|DOWN|ANNOUNCE|NOTE",
+		     "llrlrrll");
 	for (i = 0; i < r_len(hosts); i++) {
 		h = r_at(hosts, i);
 		cols_row(t);
 		cols_cell(t, "%s", r_str(h, "host", "-"));
 		cols_cell(t, "%s", r_str(h, "state", "-"));
 		if (!strcmp(r_str(h, "state", ""), "silent")) {
+			cols_cell(t, "-");
 			cols_cell(t, "-");
 			cols_cell(t, "-");
 			cols_cell(t, "-");
@@ -475,6 +494,7 @@ void render_cluster(FILE *f, json_object *res)
 		cols_cell(t, "%d", r_get(h, "vips") ?
 			  json_object_object_length(r_get(h, "vips")) : 0);
 		cols_cell(t, "%zu", r_len(r_arr(h, "down")));
+		announce_cell(t, r_get(h, "announce"));
 		cols_cell(t, "%s", r_has(h, "refused") ?
 			  r_str(h, "refused", "") : "");
 	}

@@ -434,7 +434,7 @@ static void routes_set(struct xlbd_announce *an, struct xlbd_ann_addr *v, size_t
 	an->n_routes = n;
 }
 
-void xlbd_announce_sync(struct xlbd *d)
+static void announce_sync(struct xlbd *d)
 {
 	struct xlbd_announce *an = &d->ann;
 	uint32_t table = d->state.global.announce_table;
@@ -469,6 +469,13 @@ void xlbd_announce_sync(struct xlbd *d)
 		if (!routes_dump(an, table, &have, &nh))
 			routes_set(an, have, nh);
 	}
+}
+
+void xlbd_announce_sync(struct xlbd *d)
+{
+	announce_sync(d);
+	/* the host's record in the cluster says what it announces */
+	xlbd_cluster_publish(d);
 }
 
 int xlbd_announce_withdraw(struct xlbd *d)
@@ -544,6 +551,26 @@ static json_object *jstr(const char *s)
 	return json_object_new_string(s);
 }
 
+static const char *state_str(const struct xlbd *d)
+{
+	return !d->state.global.announce_table ? "off" :
+	       d->ann.drained ? "drained" :
+	       host_reason(d) ? "withdrawn" : "announcing";
+}
+
+json_object *xlbd_announce_brief(struct xlbd *d)
+{
+	json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "state", jstr(state_str(d)));
+	json_object_object_add(r, "drained", json_object_new_boolean(d->ann.drained));
+	json_object_object_add(r, "table", json_object_new_int64(
+		d->state.global.announce_table));
+	json_object_object_add(r, "announced", json_object_new_int64(
+		(int64_t)d->ann.n_routes));
+	return r;
+}
+
 json_object *xlbd_announce_show(struct xlbd *d)
 {
 	struct xlbd_announce *an = &d->ann;
@@ -556,9 +583,7 @@ json_object *xlbd_announce_show(struct xlbd *d)
 		d->state.global.announce_table));
 	json_object_object_add(r, "protocol", json_object_new_int(XLBD_RTPROT));
 	json_object_object_add(r, "drained", json_object_new_boolean(an->drained));
-	json_object_object_add(r, "state", jstr(
-		!d->state.global.announce_table ? "off" :
-		an->drained ? "drained" : why ? "withdrawn" : "announcing"));
+	json_object_object_add(r, "state", jstr(state_str(d)));
 	if (why)
 		json_object_object_add(r, "reason", jstr(why));
 	json_object_object_add(r, "announced", json_object_new_int64(

@@ -1044,6 +1044,7 @@ static json_object *record(struct xlbd *d)
 		json_object_array_add(down, json_object_new_string(k));
 	}
 	json_object_object_add(r, "down", down);
+	json_object_object_add(r, "announce", xlbd_announce_brief(d));
 	if (cl->refused)
 		json_object_object_add(r, "refused",
 				       json_object_new_string(cl->refusal));

@@ -417,6 +417,8 @@ int xlbd_announce_drain(struct xlbd *d, bool drain, struct xlb_err *err);
 /* xlbd --cleanup: withdraw the routes of table (0: nothing). */
 int xlbd_announce_cleanup(struct xlbd *d, uint32_t table);
 struct json_object *xlbd_announce_show(struct xlbd *d);
+/* state, drained, table, announced: the host's record in the cluster */
+struct json_object *xlbd_announce_brief(struct xlbd *d);
 /* The announce metrics as text (malloc'd; NULL when out of memory). */
 void xlbd_announce_metrics(struct xlbd *d, char **text);
 
