@@ -6,6 +6,7 @@
 # in front of Katran, GLB or Maglev do.
 #
 #   topo_up --edge N [--backends B] [--clients C]
+#   EDGE_SPEAKER=frr topo_up --edge N ...   # FRR on the LB hosts
 #
 # builds, besides the segment of topo.sh:
 #
@@ -22,7 +23,9 @@
 #   their 4-tuple.  It forwards between the two segments.
 # - every LB host: xlbd in cluster mode (etcd at ETCD_URL, cluster EDGE_CL,
 #   host name = its short name), its own src4/src6, the data path on eth0,
-#   `set announce table EDGE_TABLE`; bird2 running dist/bird-xlb.conf.
+#   `set announce table EDGE_TABLE`; bird2 running dist/bird-xlb.conf, or
+#   with EDGE_SPEAKER=frr, FRR (zebra, bgpd, bfdd) running
+#   dist/frr-xlb.conf (IPv4 VIPs only: FRR 8.4 imports no IPv6 table).
 # - the switch floods no unknown unicast toward LB hosts (a NIC's MAC
 #   filter does that on real hardware; XDP on a veth sees every frame).
 # - clients: the VIP ranges and the LB segment via rt; the LB segment's
@@ -31,12 +34,14 @@
 # Variables: EDGE_HOSTS (lb lb2 ...), EDGE_ADDR[host], NS_RT, EDGE_TABLE,
 # EDGE_CL, ROUTER_IP4.  Helpers:
 #   edge_birdc HOST ARGS...     birdc of HOST's bird (rt or an LB host)
+#   edge_vtysh HOST ARGS...     vtysh of HOST's FRR (EDGE_SPEAKER=frr)
+#   edge_speaker_start HOST     HOST's bird, or FRR (EDGE_SPEAKER=frr)
 #   edge_nexthops ADDR          the router's next hops toward ADDR, sorted
 #   edge_wait_nexthops ADDR N   until the router has N next hops (10 s)
 #   edge_watch_nexthops ADDR WANT FILE   (background) when the next hops
 #                               became WANT, ms, into FILE
-#   edge_host_lose HOST         link down, bird and xlbd killed (-9), data
-#                               path removed: the host is gone
+#   edge_host_lose HOST         link down, bird (or FRR) and xlbd killed
+#                               (-9), data path removed: the host is gone
 #   edge_host_return HOST       link up, fresh data path (empty connection
 #                               table), xlbd, bird
 #   edge_nexthops_time T0 ADDR WANT   ms from T0 until the next hops are
@@ -53,6 +58,7 @@
 # and deletes the namespaces, also on failure.
 
 EDGE_TABLE=${EDGE_TABLE:-100}
+EDGE_SPEAKER=${EDGE_SPEAKER:-bird}
 EDGE_CL=${EDGE_CL:-edge}
 EDGE_NET4=10.201.0
 EDGE_NET6=fd00:201:
@@ -60,7 +66,7 @@ ROUTER_IP4=$TOPO_NET4.1
 ROUTER_IP6=${TOPO_NET6}:1
 EDGE_HOSTS=()
 declare -A EDGE_ADDR=()
-declare -A EDGE_BIRD_PID=()
+declare -A EDGE_SPEAKER_PID=()	# bird's pid, or FRR's three
 declare -A EDGE_XLBD_PID=()
 NS_RT=
 
@@ -193,7 +199,7 @@ edge_bird_start() {
 	rm -f "$TOPO_DIR/bird-$h.ctl"
 	topo_bg "$h" "bird-$h" bird -f -c "$conf" -s "$TOPO_DIR/bird-$h.ctl" \
 		-P "$TOPO_DIR/bird-$h.pid"
-	EDGE_BIRD_PID[$h]=$TOPO_LAST_PID
+	EDGE_SPEAKER_PID[$h]=$TOPO_LAST_PID
 	for ((i = 0; i < 50; i++)); do
 		[[ -S $TOPO_DIR/bird-$h.ctl ]] && return 0
 		kill -0 "$TOPO_LAST_PID" 2>/dev/null || break
@@ -202,6 +208,74 @@ edge_bird_start() {
 	topo_err "bird on $h did not start:"
 	sed 's/^/#   /' "$TOPO_DIR/bird-$h.log" >&2
 	return 1
+}
+
+# edge_speaker_start HOST: the BGP speaker of LB host HOST (the router's
+# is bird2 whatever EDGE_SPEAKER says).
+edge_speaker_start() {
+	if [[ $1 != rt && $EDGE_SPEAKER == frr ]]; then
+		edge_frr_start "$1"
+	else
+		edge_bird_start "$1"
+	fi
+}
+
+# frr.conf of LB host h: dist/frr-xlb.conf with its addresses and table.
+edge_frr_conf() {
+	local h=$1
+
+	sed -e "s/192\.0\.2\.11/${EDGE_ADDR[$h]}/g" \
+	    -e "s/192\.0\.2\.1\b/$ROUTER_IP4/g" \
+	    -e "s/import-table 100\$/import-table $EDGE_TABLE/" \
+	    -e "s/redistribute table 100\$/redistribute table $EDGE_TABLE/" \
+	    "$XLB_ROOT/dist/frr-xlb.conf"
+}
+
+# edge_frr_start HOST: zebra, bfdd and bgpd in HOST's namespace (as the
+# frr user, the way Debian runs them), sockets and logs in
+# TOPO_DIR/frr-HOST, no configuration of their own; then the host's
+# frr.conf through vtysh, as `vtysh -b` loads /etc/frr/frr.conf.
+EDGE_FRR=/usr/lib/frr
+edge_frr_start() {
+	local h=$1 d=$TOPO_DIR/frr-$1 dm pids= i
+
+	rm -rf "$d" && mkdir -p "$d" || return 1
+	edge_frr_conf "$h" >"$d/frr.conf"
+	# the frr user reaches its folder through TOPO_DIR (mktemp: 0700)
+	chown -R frr:frr "$d" && chmod o+x "$TOPO_DIR" || return 1
+	for dm in zebra bfdd bgpd; do
+		local extra=()
+
+		[[ $dm == bfdd ]] && extra=(--bfdctl "$d/bfdd.sock")
+		topo_bg "$h" "frr-$h-$dm" "$EDGE_FRR/$dm" -F datacenter \
+			-f /dev/null -i "$d/$dm.pid" -z "$d/zserv.api" \
+			--vty_socket "$d" -P 0 "${extra[@]}"
+		pids+="$TOPO_LAST_PID "
+		for ((i = 0; i < 50; i++)); do
+			[[ -S $d/$dm.vty ]] && break
+			kill -0 "$TOPO_LAST_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		if [[ ! -S $d/$dm.vty ]]; then
+			EDGE_SPEAKER_PID[$h]=$pids
+			topo_err "$dm on $h did not start:"
+			sed 's/^/#   /' "$TOPO_DIR/frr-$h-$dm.log" >&2
+			return 1
+		fi
+	done
+	EDGE_SPEAKER_PID[$h]=$pids
+	edge_vtysh "$h" -f "$d/frr.conf" >"$TOPO_DIR/frr-$h-vtysh.log" 2>&1 || {
+		topo_err "FRR on $h refused its configuration:"
+		sed 's/^/#   /' "$TOPO_DIR/frr-$h-vtysh.log" >&2
+		return 1
+	}
+}
+
+edge_vtysh() {
+	local h=$1
+
+	shift
+	in_ns "$h" vtysh --vty_socket "$TOPO_DIR/frr-$h" "$@"
 }
 
 edge_birdc() {
@@ -259,6 +333,10 @@ edge_start() {
 		topo_err "bird2 is missing; run 'make deps'"
 		return 1
 	fi
+	if [[ $EDGE_SPEAKER == frr && ! -x $EDGE_FRR/bgpd ]]; then
+		topo_err "frr is missing; run 'make deps'"
+		return 1
+	fi
 	EDGE_HOSTS=(lb) EDGE_ADDR=([lb]=$LB_IP4)
 	for ((k = 2; k <= n; k++)); do
 		h=lb$k
@@ -282,7 +360,7 @@ edge_start() {
 	done
 	edge_bird_start rt || return 1
 	for h in "${EDGE_HOSTS[@]}"; do
-		edge_bird_start "$h" || return 1
+		edge_speaker_start "$h" || return 1
 	done
 	edge_wait_sessions
 }
@@ -432,8 +510,10 @@ edge_host_lose() {
 	ns=$(topo_ns "$h")
 	in_ns "$h" ip link set eth0 down || return 1
 	echo $(($(date +%s%N) / 1000000)) >"$TOPO_DIR/lost-at"
-	kill -KILL "${EDGE_BIRD_PID[$h]}" "${EDGE_XLBD_PID[$h]}" 2>/dev/null
-	wait "${EDGE_BIRD_PID[$h]}" "${EDGE_XLBD_PID[$h]}" 2>/dev/null
+	# shellcheck disable=SC2086	# FRR: three pids
+	kill -KILL ${EDGE_SPEAKER_PID[$h]} "${EDGE_XLBD_PID[$h]}" 2>/dev/null
+	# shellcheck disable=SC2086
+	wait ${EDGE_SPEAKER_PID[$h]} "${EDGE_XLBD_PID[$h]}" 2>/dev/null
 	timeout 10 nsenter --net="/var/run/netns/$ns" -- "$XLB_BIN/xlbd" \
 		--cleanup --instance "$(edge_instance "$h")" \
 		--state-dir "$(edge_state_dir "$h")" >>"$TOPO_DIR/xlbd-$h.log" 2>&1
@@ -455,20 +535,22 @@ edge_host_return() {
 	in_ns "$h" ip link set eth0 up || return 1
 	edge_xlbd_start "$h" || return 1
 	[[ $h == lb ]] && XLBD_PID=${EDGE_XLBD_PID[lb]}
-	edge_bird_start "$h"
+	edge_speaker_start "$h"
 }
 
 # Teardown: birds first (no more routes), then the rest goes with topo.sh.
 edge_down() {
-	local h
+	local h pid
 
 	for h in rt "${EDGE_HOSTS[@]}"; do
-		[[ -n ${EDGE_BIRD_PID[$h]:-} ]] && topo_stop "${EDGE_BIRD_PID[$h]}" 3
+		for pid in ${EDGE_SPEAKER_PID[$h]:-}; do
+			topo_stop "$pid" 3
+		done
 	done
 	for h in "${EDGE_HOSTS[@]}"; do
 		[[ $h == lb || -z ${EDGE_XLBD_PID[$h]:-} ]] && continue
 		topo_stop "${EDGE_XLBD_PID[$h]}" 5
 	done
-	EDGE_HOSTS=() EDGE_BIRD_PID=() EDGE_XLBD_PID=() NS_RT=
+	EDGE_HOSTS=() EDGE_SPEAKER_PID=() EDGE_XLBD_PID=() NS_RT=
 	return 0
 }
