@@ -2,7 +2,7 @@
 /*
  * xlb-bench: what its subcommands share.  main.c parses the options and
  * calls one subcommand (tables.c, pkt.c, pkt_scale.c, publish.c, memory.c,
- * control.c, path.c, cluster.c); each prints figures (fig.c); pkt, pkt-scale,
+ * control.c, path.c, script.c); each prints figures (fig.c); pkt, pkt-scale,
  * publish and memory run the data path under BPF_PROG_TEST_RUN (lb.c).
  */
 #ifndef XLB_BENCH_H
@@ -45,7 +45,8 @@ int bench_publish(const struct opts *o);
 int bench_memory(const struct opts *o);
 int bench_control(const struct opts *o);
 int bench_path(const struct opts *o, int argc, char **argv);
-int bench_cluster(const struct opts *o, int argc, char **argv);
+/* script.c: exec tools/xlb-bench/NAME.sh (path, cluster) */
+int bench_script(const struct opts *o, const char *name, int argc, char **argv);
 
 /* The table sizes the subcommands measure (tables.c). */
 extern const uint32_t table_ms[3];

@@ -276,7 +276,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "path"))
 		return bench_path(&o, argc - optind, argv + optind);
 	if (!strcmp(cmd, "cluster"))
-		return bench_cluster(&o, argc - optind, argv + optind);
+		return bench_script(&o, "cluster", argc - optind, argv + optind);
 	fprintf(stderr, "xlb-bench: unknown subcommand \"%s\"; known: tables, pkt, pkt-scale, publish, memory, control, path, cluster\n",
 		cmd);
 	return 2;

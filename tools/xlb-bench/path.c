@@ -4,7 +4,6 @@
  * (tools/xlb-bench/path.sh), and its packet generator.
  */
 #include <errno.h>
-#include <libgen.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +24,7 @@
  * network of tests/e2e/lib/topo.sh, xlb against a program that only
  * reflects (XDP_TX) on the same veth, and connections per second through a
  * VIP against one backend directly; tools/xlb-bench/path.sh does that work
- * and this execs it.  "path gen" is its packet generator, run in a client's
+ * and this execs it (script.c).  "path gen" is its packet generator, run in a client's
  * network namespace:
  *
  *   xlb-bench path gen IFNAME SRC-MAC DST-MAC SRC DST PORT SIZE SECONDS
@@ -119,32 +118,7 @@ out:
 
 int bench_path(const struct opts *o, int argc, char **argv)
 {
-	char self[512], script[600], *dir;
-	const char *args[16];
-	ssize_t len;
-	int n = 0, i;
-
 	if (argc > 1 && !strcmp(argv[1], "gen"))
 		return path_gen(argc - 2, argv + 2);
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len < 0)
-		return 1;
-	self[len] = 0;
-	dir = dirname(self);
-	setenv("XLB_BIN", dir, 0);
-	snprintf(script, sizeof(script), "%s/../tools/xlb-bench/path.sh", dir);
-	if (access(script, X_OK))
-		snprintf(script, sizeof(script), "tools/xlb-bench/path.sh");
-	args[n++] = script;
-	if (o->json)
-		args[n++] = "-j";
-	if (o->quick)
-		args[n++] = "--quick";
-	for (i = 1; i < argc && n < 15; i++)
-		args[n++] = argv[i];
-	args[n] = NULL;
-	execv(script, (char *const *)args);
-	fprintf(stderr, "xlb-bench: path: cannot run %s: %s\n", script,
-		strerror(errno));
-	return 1;
+	return bench_script(o, "path", argc, argv);
 }
