@@ -96,6 +96,7 @@ TIMEOUT=${XLB_VM_TIMEOUT:-1200}
 . tests/lib/tap.sh
 . tests/vm/lib/pins.sh
 . tests/vm/lib/kernels.sh
+. tests/vm/lib/kmod.sh
 
 # LINUX_VERSION_CODE is ignored: checkpatch wants in-tree code written for
 # the one kernel it is merged into, and this module is built for several
@@ -113,28 +114,17 @@ for s in "${VM_SERIES[@]}"; do
 	fi
 done
 
-# The tree DKMS would build (make kmod-dkms-src), copied and built once per
-# kernel with W=1 against that kernel's headers: no warning at all.  The
-# guest of that kernel loads this build.
-dkms=$(find "$O"/dkms -mindepth 1 -maxdepth 1 -name 'xlb_redirect-*' -type d 2>/dev/null | head -n 1)
-mkdir -p "$O"/vm
+# The tree DKMS would build, built once per kernel with W=1 against that
+# kernel's headers (tests/vm/lib/kmod.sh): no warning at all.  The guest of
+# that kernel loads this build.
 for s in "${VM_SERIES[@]}"; do
-	kver=$(vm_kver "$s")
-	tree="$O/vm/kmod-$kver"
-	if [[ -z "$dkms" || -z "$kver" || ! -d /lib/modules/$kver/build ]]; then
-		tap_not_ok "$s: dkms source tree builds without warnings (no tree in $O/dkms, or no kernel or headers for $s: '$kver')"
-		continue
-	fi
-	rm -rf "$tree" && cp -r "$dkms" "$tree" && tree=$(cd "$tree" && pwd -P)
-	# a make of its own, not a job of the make that runs the tier (whose
-	# "jobserver unavailable" notice would read as a warning)
-	if out=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		 make -C "/lib/modules/$kver/build" M="$tree" W=1 modules 2>&1) &&
-	   [[ -f "$tree/kmod/xlb_redirect.ko" ]] && ! grep -qi 'warning:' <<<"$out"; then
-		tap_ok "$s: dkms source tree builds with W=1 and no warning ($kver)"
+	if ! vm_kmod_build "$s" && [[ -z $VM_KMOD_OUT ]]; then
+		tap_not_ok "$s: dkms source tree builds without warnings ($VM_KMOD_WHY)"
+	elif [[ -z $VM_KMOD_WHY ]] && ! grep -qi 'warning:' <<<"$VM_KMOD_OUT"; then
+		tap_ok "$s: dkms source tree builds with W=1 and no warning ($VM_KMOD_KVER)"
 	else
-		tap_not_ok "$s: dkms source tree builds with W=1 and no warning ($kver)"
-		grep -iE 'warning|error' <<<"$out" | head -n 20 | sed 's/^/#   /'
+		tap_not_ok "$s: dkms source tree builds with W=1 and no warning ($VM_KMOD_KVER)"
+		grep -iE 'warning|error' <<<"$VM_KMOD_OUT" | head -n 20 | sed 's/^/#   /'
 	fi
 done
 
