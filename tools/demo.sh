@@ -32,27 +32,9 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 export O=${O:-build}
 
-DURATION=${1:-${DURATION:-60}}
-if ! [[ $DURATION =~ ^[0-9]+$ ]] || ((DURATION < 1 || DURATION > 86400)); then
-	echo "usage: tools/demo.sh [SECONDS]   (about how long the demo runs; default 60)" >&2
-	exit 2
-fi
-if [[ $(id -u) -ne 0 ]]; then
-	echo "demo: needs root (network namespaces, XDP); run 'sudo make demo'" >&2
-	exit 1
-fi
-for f in xlbd xlbctl xlb-traffic xlb_decap.bpf.o; do
-	if [[ ! -e $O/$f ]]; then
-		echo "demo: $O/$f is missing; run 'make demo' (it builds first)" >&2
-		exit 1
-	fi
-done
-for t in bpftool python3 nsenter; do
-	if ! command -v "$t" >/dev/null; then
-		echo "demo: $t is missing; run 'make deps'" >&2
-		exit 1
-	fi
-done
+# shellcheck source=tools/lib/demo.sh
+. tools/lib/demo.sh
+demo_preflight demo "${1:-}" bpftool python3 nsenter
 
 # the demo's namespaces are xdemo<pid>-*, apart from the tests' xe2e<pid>-*
 export TOPO_TAG=${TOPO_TAG:-xdemo}

@@ -9,33 +9,12 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
+. tests/e2e/lib/demo.sh
 
-O=${O:-build}
-[[ $(id -u) -eq 0 ]] || tap_bail "needs root"
-for f in xlbd xlbctl xlb-traffic xlb_decap.bpf.o; do
-	[[ -e $O/$f ]] || tap_bail "$O/$f is missing; run 'make'"
-done
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT
-
-out=$work/demo.out
-tools/demo.sh 15 </dev/null >"$out" 2>&1 &
-pid=$!
-wait "$pid"
-rc=$?
+demo_begin
+demo_run demo 15
+rc=$demo_rc
 tail_out=$(tail -40 "$out")
-
-# tap_result without empty diagnostics
-res() {
-	local st=$1 name=$2
-
-	shift 2
-	if [[ $# -gt 0 && -n ${1// /} ]]; then
-		tap_result "$st" "$name" "$@"
-	else
-		tap_result "$st" "$name"
-	fi
-}
 
 res "$rc" "tools/demo.sh 15 without a terminal exits 0 (status $rc)" \
 	"$([[ $rc -eq 0 ]] || echo "$tail_out")"
@@ -73,27 +52,6 @@ tap_result "$(grep -qE '^ +broken connections: 0$' "$out"; echo $?)" \
 tap_result "$(grep -qE '^ +demo: ok \([0-9]+ s\)$' "$out"; echo $?)" \
 	"summary ends with 'demo: ok'" "$(tail -3 "$out")"
 
-res "$(! grep -q $'\033' "$out"; echo $?)" \
-	"no terminal escapes without a terminal" \
-	"$(grep -q $'\033' "$out" && echo "$(grep -c $'\033' "$out") lines with ESC")"
-
-# the demo's run is xdemo<pid>: namespaces, pins, marker, folder
-left=$(ip netns list | awk -v p="xdemo$pid-" 'index($1, p) == 1 { print $1 }')
-[[ -d /sys/fs/bpf/xlb/xdemo$pid ]] && left+=" /sys/fs/bpf/xlb/xdemo$pid"
-[[ -e /run/xlb-topo/xdemo$pid ]] && left+=" /run/xlb-topo/xdemo$pid"
-for d in /tmp/xdemo"$pid"-*; do
-	[[ -e $d ]] && left+=" $d"
-done
-res "$([[ -z ${left// /} ]]; echo $?)" \
-	"nothing left behind (namespaces, pins, marker, folder of xdemo$pid)" "$left"
-
-# a bad DURATION: usage, status 2, nothing built
-for bad in abc -5 0; do
-	tools/demo.sh "$bad" </dev/null >"$work/bad.out" 2>&1
-	rc=$?
-	tap_result "$([[ $rc -eq 2 ]] && grep -q usage "$work/bad.out"; echo $?)" \
-		"tools/demo.sh '$bad' is refused with the usage (status $rc)" \
-		"$(cat "$work/bad.out")"
-done
+demo_common demo xdemo
 
 tap_done

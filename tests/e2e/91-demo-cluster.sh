@@ -12,33 +12,11 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 
-O=${O:-build}
-[[ $(id -u) -eq 0 ]] || tap_bail "needs root"
-for f in xlbd xlbctl xlb-traffic xlb_decap.bpf.o; do
-	[[ -e $O/$f ]] || tap_bail "$O/$f is missing; run 'make'"
-done
-for t in bird etcd; do
-	command -v "$t" >/dev/null || tap_bail "$t is missing; run 'make deps'"
-done
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT
+. tests/e2e/lib/demo.sh
 
-out=$work/demo.out
-tools/demo-cluster.sh 20 </dev/null >"$out" 2>&1 &
-pid=$!
-wait "$pid"
-rc=$?
-
-res() {
-	local st=$1 name=$2
-
-	shift 2
-	if [[ $# -gt 0 && -n ${1// /} ]]; then
-		tap_result "$st" "$name" "$@"
-	else
-		tap_result "$st" "$name"
-	fi
-}
+demo_begin bird etcd
+demo_run demo-cluster 20
+rc=$demo_rc
 
 res "$rc" "tools/demo-cluster.sh 20 without a terminal exits 0 (status $rc)" \
 	"$([[ $rc -eq 0 ]] || tail -40 "$out")"
@@ -63,24 +41,6 @@ tap_result "$(grep -qE '^broken connections: 0 of 300 held$' "$out"; echo $?)" \
 tap_result "$(tail -1 "$out" | grep -qx 'demo-cluster: ok'; echo $?)" \
 	"the output ends with 'demo-cluster: ok'" "$(tail -3 "$out")"
 
-res "$(! grep -q $'\033' "$out"; echo $?)" \
-	"no terminal escapes without a terminal" \
-	"$(grep -q $'\033' "$out" && echo "$(grep -c $'\033' "$out") lines with ESC")"
-
-# the demo's run is xdemc<pid>: namespaces, pins, marker, folder
-left=$(ip netns list | awk -v p="xdemc$pid-" 'index($1, p) == 1 { print $1 }')
-for d in /sys/fs/bpf/xlb/xdemc"$pid"* /run/xlb-topo/xdemc"$pid" /tmp/xdemc"$pid"-*; do
-	[[ -e $d ]] && left+=" $d"
-done
-res "$([[ -z ${left// /} ]]; echo $?)" \
-	"nothing left behind (namespaces, pins, marker, folder of xdemc$pid)" "$left"
-
-for bad in abc -5 0; do
-	tools/demo-cluster.sh "$bad" </dev/null >"$work/bad.out" 2>&1
-	rc=$?
-	tap_result "$([[ $rc -eq 2 ]] && grep -q usage "$work/bad.out"; echo $?)" \
-		"tools/demo-cluster.sh '$bad' is refused with the usage (status $rc)" \
-		"$(cat "$work/bad.out")"
-done
+demo_common demo-cluster xdemc
 
 tap_done
