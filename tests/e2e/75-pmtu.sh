@@ -32,10 +32,6 @@ sc_begin
 sc_serve
 sc_xlbd
 
-too_big() {
-	xlbctl -j stats | "$TAP_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["events"]["too_big"])'
-}
-
 # pmtu HOST ADDR: the path MTU HOST has cached toward ADDR, or 1500
 pmtu() {
 	local r
@@ -61,10 +57,10 @@ while IFS='|' read -r name addr encap fam over client; do
 		sc_result 1 "$name: VIP $spec" "$out"
 		continue
 	fi
-	tb0=$(too_big) mtu0=$(pmtu "$client" "$addr")
+	tb0=$(sc_event too_big) mtu0=$(pmtu "$client" "$addr")
 	in_ns "$client" "$SC_X" conns --to "$to" -n 20 --concurrency 10 \
 		--bytes 65536 --timeout 10000 -j >"$work/out.json" 2>"$work/err.log"
-	tb1=$(too_big) mtu1=$(pmtu "$client" "$addr")
+	tb1=$(sc_event too_big) mtu1=$(pmtu "$client" "$addr")
 	completed=$(json_get "$work/out.json" "j['completed']" 2>/dev/null)
 	want=$((1500 - over))
 	sc_result "$([[ ${completed:-0} == 20 && $((tb1 - tb0)) -gt 0 &&
@@ -102,10 +98,6 @@ sc_result "$([[ $rc -ne 0 && $out == *"told an MTU of 1279; IPv6 needs at least 
 # (forwarding on, and accept_local for its own outer source:
 # docs/pmtu.md).  The backends reassemble them in their kernel, so the
 # XDP decapsulator, which takes whole tunnel packets only, is detached.
-event() {
-	xlbctl -j stats | "$TAP_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["events"][sys.argv[1]])' "$1"
-}
-
 # ip_stat HOST FIELD: the Ip: counter FIELD of /proc/net/snmp in HOST
 ip_stat() {
 	in_ns "$1" cat /proc/net/snmp | "$TAP_PYTHON" -c '
@@ -138,11 +130,11 @@ if ! out=$(sc_vip "$addr:80/udp" 4 4 hash 3tuple 2>&1); then
 	sc_result 1 "UDP VIP $addr:80 hash 3tuple" "$out"
 else
 	in_ns c1 ip route flush cache >/dev/null 2>&1
-	tb0=$(too_big) st0=$(event too_big_stack) r0=$(reasm)
+	tb0=$(sc_event too_big) st0=$(sc_event too_big_stack) r0=$(reasm)
 	in_ns c1 "$SC_X" udp --to "$addr:80" -n 4 --concurrency 1 \
 		--bytes 3000 --retries 0 --timeout 2000 -j \
 		>"$work/udp.json" 2>"$work/udp.err"
-	tb1=$(too_big) st1=$(event too_big_stack) r1=$(reasm)
+	tb1=$(sc_event too_big) st1=$(sc_event too_big_stack) r1=$(reasm)
 	mtu1=$(pmtu c1 "$addr")
 	sc_result "$([[ $tb1 == "$tb0" && $((st1 - st0)) -ge 8 && $mtu1 == 1500 ]]; echo $?)" \
 		"4 datagrams of 3000 bytes without DF: no fragmentation needed, the fragments tunnelled for the LB's kernel, the client's path MTU stays 1500" \

@@ -26,10 +26,6 @@ sc_begin
 sc_serve
 sc_xlbd
 
-event() {
-	xlbctl -j stats | "$TAP_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["events"][sys.argv[1]])' "$1"
-}
-
 if ! out=$( { xlbctl link detach "$LB_IF" && xlbctl link attach "$LB_IF" generic; } 2>&1); then
 	tap_bail "cannot attach in generic mode: $out"
 fi
@@ -45,10 +41,10 @@ else
 	# the client's path MTU settled first: one echo, then the figures
 	in_ns c1 "$SC_X" conns --to "$addr:80" -n 2 --concurrency 1 \
 		--bytes 65536 --timeout 5000 -j >/dev/null 2>&1
-	tb0=$(event too_big)
+	tb0=$(sc_event too_big)
 	in_ns c1 "$SC_X" conns --to "$addr:80" -n 20 --concurrency 4 \
 		--bytes 262144 --timeout 10000 -j >"$work/out.json" 2>"$work/err.log"
-	tb1=$(event too_big)
+	tb1=$(sc_event too_big)
 	completed=$(json_get "$work/out.json" "j['completed']" 2>/dev/null)
 	sc_result "$([[ ${completed:-0} == 20 && $tb1 == "$tb0" ]]; echo $?)" \
 		"generic mode, GRO asked for: 20 echoes of 256 KiB complete, no aggregate answered too big" \

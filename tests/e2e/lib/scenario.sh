@@ -29,6 +29,7 @@
 #   sc_hold_summary NAME           one line of its figures
 #   sc_held_flows HOST ADDR        the established TCP flows of HOST to ADDR
 #                                  (port 80), as "tcp SRC:SPORT -> DST:80"
+#   sc_event NAME                  the LB xlbd's event counter NAME (stats)
 #   sc_in_table VIP N CMD...       until `CMD -j vip show VIP` (CMD: an xlbctl
 #                                  function) says N backends in its live
 #                                  table (10 s); prints the last count
@@ -217,6 +218,11 @@ sc_held_flows() {
 
 sc_explain() {
 	"$TAP_PYTHON" "$SC_FLOWS_PY" explain "${1:-$XLBD_SOCK}"
+}
+
+sc_event() {
+	xlbctl -j stats | "$TAP_PYTHON" -c \
+		'import json, sys; print(json.load(sys.stdin)["events"][sys.argv[1]])' "$1"
 }
 
 sc_in_table() {
