@@ -137,10 +137,17 @@ rc=$?
 sc_result $rc "$HOLD connections held from c1 through the router" "$(cat "$work/hold.log")"
 [[ $rc -eq 0 ]] || tap_bail "no held connections"
 
-# the LB host the router picks for each held flow, "FLOW HOST" lines
+# the LB host carrying each held flow, "SRC:SPORT HOST" lines: the one
+# whose connection table saw it last (flows.py carriers)
 flow_map() {
+	local h args=()
+
 	sc_held_flows c1 "$VIP4" >"$work/flows"
-	edge_flow_hosts "$work/flows" | sort
+	for h in "${HOSTS[@]}"; do
+		sc_explain "$(edge_sock "$h")" <"$work/flows" >"$work/fm-$h.json" \
+			2>/dev/null && args+=("$h=$work/fm-$h.json")
+	done
+	"$TAP_PYTHON" "$SC_FLOWS_PY" carriers "${args[@]}"
 }
 
 # flows of two maps that changed LB host, "N of M (per host before -> after)"

@@ -50,9 +50,6 @@
 #   edge_counters VIP           "HOST NEW_FLOWS PACKETS" of VIP per LB host
 #   edge_spread BEFORE AFTER N CONNS-JSON...   connections spread over the
 #                               LB hosts (from edge_counters), all complete
-#   edge_flow_hosts FILE        per flow of FILE ("tcp SRC:SPORT -> DST:80"
-#                               lines) the LB host the router picks, one
-#                               line each, "FLOW HOST"
 #
 # Teardown (topo_down) stops the birds and xlbds, removes their data paths
 # and deletes the namespaces, also on failure.
@@ -470,34 +467,6 @@ edge_spread() {
 		sys.exit(0 if failed == 0 and done == int(sys.argv[3]) and
 		         min(d.values()) > 0 and tot >= done else 1)
 	EOF
-}
-
-# The LB host whose address is ADDR.
-edge_host_of() {
-	local h
-
-	for h in "${EDGE_HOSTS[@]}"; do
-		[[ ${EDGE_ADDR[$h]} == "$1" ]] && { echo "$h"; return; }
-	done
-	echo "?"
-}
-
-# edge_flow_hosts FILE: "FLOW HOST" for each "tcp SRC:SPORT -> DST:DPORT"
-# line of FILE: the LB host the router's multipath hash picks for it now
-# (ip route get with the flow's 4-tuple, as a packet from the client
-# segment would be routed).
-edge_flow_hosts() {
-	local f=$1 batch=$TOPO_DIR/route-get.batch
-
-	awk '{ split($2, s, ":"); split($4, d, ":");
-	       printf "route get %s from %s iif eth1 ipproto tcp sport %s dport %s\n",
-		      d[1], s[1], s[2], d[2] }' "$f" >"$batch"
-	paste -d' ' <(awk '{ print $2 }' "$f") \
-		<(ip -n "$NS_RT" -batch "$batch" 2>&1 |
-		  grep -o 'via [0-9.]*' | awk '{ print $2 }') |
-	while read -r flow via; do
-		echo "$flow $(edge_host_of "$via")"
-	done
 }
 
 # edge_host_lose HOST: the host goes away as a crash would: its link down

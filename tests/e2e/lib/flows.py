@@ -7,7 +7,8 @@
 #       one xlbd "explain" request per line of FLOWS ("tcp SRC:SPORT ->
 #       DST:DPORT"), all on one connection to the control socket; prints a
 #       JSON list, per flow: {"flow", "primary", "secondary", "backend",
-#       "ct", "ct_valid"} (backend names; null where there is none).
+#       "ct", "ct_valid", "ct_age_ms"} (backend names; null where there is
+#       none; the age of the connection table entry since its last packet).
 #
 #   flows.py connect SRC FIRST COUNT DST:DPORT [TIMEOUT_S]
 #       COUNT TCP connections from the fixed source ports FIRST ..
@@ -15,6 +16,12 @@
 #       request each (the xlb-traffic wire format), closed with a reset so
 #       the same 4-tuple can be used again at once (no TIME_WAIT); prints
 #       a JSON object {"PORT": "backend id" or "error: ..."}.
+#
+#   flows.py carriers HOST=EXPLAIN...
+#       per flow of the explains ("SRC:SPORT HOST" lines), the LB host
+#       carrying it now: the one whose valid connection table entry for it
+#       is the freshest (a held flow sends every 500 ms); "?" when no host
+#       has one.
 #
 #   flows.py fate ALIVE HOST=BEFORE:CHANGED:AFTER...
 #       what became of held flows when the tables changed and then an LB
@@ -131,23 +138,38 @@ def connect(src, first, count, to, timeout=3.0):
     print()
 
 
-def fate(alive, hosts):
-    def load(path):
-        if not path:
-            return {}
-        return {e["flow"].split()[1]: e for e in json.load(open(path))}
+def freshest(ex, f):
+    """The host of ex ({host: {flow: explain}}) whose valid entry for f
+    is the freshest, or None."""
+    seen = [(e[f]["ct_age_ms"], h) for h, e in ex.items()
+            if f in e and e[f]["ct_valid"] and e[f]["ct_age_ms"] is not None]
+    return min(seen)[1] if seen else None
 
+
+def load_explain(path):
+    if not path:
+        return {}
+    return {e["flow"].split()[1]: e for e in json.load(open(path))}
+
+
+def carriers(hosts):
+    ex = {}
+    for a in hosts:
+        h, path = a.split("=", 1)
+        ex[h] = load_explain(path)
+    for f in sorted(set().union(*(e.keys() for e in ex.values()))):
+        print(f, freshest(ex, f) or "?")
+
+
+def fate(alive, hosts):
     ex = {}
     for a in hosts:
         h, paths = a.split("=", 1)
-        ex[h] = [load(p) for p in paths.split(":")]
+        ex[h] = [load_explain(p) for p in paths.split(":")]
 
     def carrier(k, f):
         """The host whose valid entry for f is the freshest in explain k."""
-        seen = [(e[k][f]["ct_age_ms"], h) for h, e in ex.items()
-                if f in e[k] and e[k][f]["ct_valid"]
-                and e[k][f]["ct_age_ms"] is not None]
-        return min(seen)[1] if seen else None
+        return freshest({h: e[k] for h, e in ex.items()}, f)
 
     up = {l.split()[1] for l in open(alive) if l.strip()}
     flows = sorted(set().union(*(e[0].keys() for e in ex.values())))
@@ -184,9 +206,12 @@ if __name__ == "__main__":
         explain(sys.argv[2])
     elif len(sys.argv) in (6, 7) and sys.argv[1] == "connect":
         connect(*sys.argv[2:])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "carriers":
+        carriers(sys.argv[2:])
     elif len(sys.argv) >= 4 and sys.argv[1] == "fate":
         fate(sys.argv[2], sys.argv[3:])
     else:
         sys.exit("usage: flows.py explain SOCKET < FLOWS | "
                  "flows.py connect SRC FIRST COUNT DST:DPORT [TIMEOUT_S] | "
+                 "flows.py carriers HOST=EXPLAIN... | "
                  "flows.py fate ALIVE HOST=BEFORE:CHANGED:AFTER...")
