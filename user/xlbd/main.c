@@ -691,6 +691,7 @@ static void on_signal(struct xlbd *d, int sfd)
 static int run(struct xlbd *d)
 {
 	struct itimerspec tick = { { 1, 0 }, { 1, 0 } };
+	struct xlb_err err = { "" };
 	int epfd, sfd, tfd, hfd, cfd;
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -708,6 +709,11 @@ static int run(struct xlbd *d)
 		return -1;
 	if (d->cl && xlbd_cluster_start(d, epfd)) {
 		log_err("cannot start the cluster threads: %s", strerror(errno));
+		return -1;
+	}
+	/* every unprivileged thread runs: the loop keeps what it needs */
+	if (xlbd_privs_main(&err)) {
+		log_err("%s", err.msg);
 		return -1;
 	}
 	cfd = xlbd_cluster_fd(d);
@@ -802,6 +808,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (d.o.cleanup)
 		return cleanup_all(&d);
+	if (xlbd_privs_init(&err)) {
+		log_err("%s", err.msg);
+		return refused(&d);
+	}
 	if (xlbd_realize_init(&d)) {
 		log_err("out of memory");
 		return 1;

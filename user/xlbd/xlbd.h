@@ -438,4 +438,21 @@ bool xlbd_ctcount_get(struct xlbd *d, struct xlbd_ct_figures *f);
 int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err);
 void xlbd_metrics_stop(struct xlbd *d);
 
+/*
+ * privs.c: each thread gives up what it does not need.  The loop keeps
+ * CAP_NET_ADMIN (XDP attachment, routes, neighbours) and CAP_SYS_ADMIN
+ * (libxdp opens the programs attached to a link by id); the kernel's
+ * checks for CAP_BPF and CAP_PERFMON (maps, libxdp's dispatcher and the
+ * programs it loads as its extensions) accept CAP_SYS_ADMIN as well.
+ */
+#define XLBD_PRIVS_MAIN	CAP_NET_ADMIN, CAP_SYS_ADMIN
+/* At start, before any thread: refused unless the needed caps are held. */
+int xlbd_privs_init(struct xlb_err *err);
+/* The calling thread, named name: no capability, user nobody, no groups. */
+void xlbd_privs_none(const char *name);
+/* The calling table worker: CAP_BPF alone. */
+void xlbd_privs_worker(void);
+/* The main thread, once every unprivileged thread runs: XLBD_PRIVS_MAIN. */
+int xlbd_privs_main(struct xlb_err *err);
+
 #endif /* XLBD_H */
