@@ -1516,14 +1516,16 @@ static const struct creds *creds_of(const struct creds *c, int n,
  * Once xlbd runs, every thread holds what it needs and no more: the loop
  * keeps CAP_NET_ADMIN and CAP_SYS_ADMIN as root (and CAP_BPF permitted,
  * for the table workers); the metrics server
- * (libmicrohttpd's "MHD-single") and the connection count run as nobody
+ * (libmicrohttpd's "MHD-single"), the connection count and the health
+ * checks (which just ran: "health tcp") run as nobody
  * with no capability and no group; none may gain anything (bounding and
  * ambient sets empty, no_new_privs).  No other thread runs between
  * changes (table workers come and go with a build).
  */
 TEST_F(xlbd, every_thread_holds_only_what_it_needs)
 {
-	static const char *const unpriv[] = { "MHD-single", "xlbd-ctcount" };
+	static const char *const unpriv[] = { "MHD-single", "xlbd-ctcount",
+					      "xlbd-health" };
 	const struct passwd *nobody = getpwnam("nobody");
 	const struct creds *m;
 	struct creds c[16];
@@ -1535,7 +1537,7 @@ TEST_F(xlbd, every_thread_holds_only_what_it_needs)
 		TH_LOG("%s", out);
 	ASSERT_EQ(0, scrape(&self->e)) TH_LOG("metrics are not served");
 	n = threads_creds(self->e.pid, c, 16);
-	ASSERT_EQ(3, n) {
+	ASSERT_EQ(4, n) {
 		for (i = 0; i < n; i++)
 			TH_LOG("thread %s", c[i].name);
 	}

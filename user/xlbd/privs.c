@@ -11,8 +11,9 @@
  *                    detaching (libxdp), tables, routes and neighbours;
  *                    CAP_BPF is only permitted, for the table workers
  *   table workers    keep CAP_BPF: they create and fill table maps
- *   the others       (metrics server, connection count, etcd) keep no
- *                    capability and run as the user nobody, no groups
+ *   the others       (metrics server, health checks, connection count,
+ *                    etcd) keep no capability and run as the user
+ *                    nobody, with no groups
  *
  * and every one clears its bounding and ambient sets and sets
  * no_new_privs.  The unprivileged threads are all started before the main
