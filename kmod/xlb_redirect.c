@@ -78,6 +78,7 @@ MODULE_PARM_DESC(port, "UDP port of xlb's GUE tunnel (default 6080)");
 /* Counters of one namespace; names as /proc/net/xlb_redirect shows them. */
 enum xlbr_stat {
 	XLBR_RECEIVED,		/* GUE datagrams on the port */
+	XLBR_AGGREGATE,		/* dropped: a GSO packet, whole */
 	XLBR_NOT_TO_HOST,	/* dropped: broadcast or multicast */
 	XLBR_SOURCE_DENIED,	/* dropped: outer source not allowed */
 	XLBR_MALFORMED,		/* dropped: not xlb's GUE, or inconsistent */
@@ -100,6 +101,7 @@ enum xlbr_stat {
 
 static const char * const xlbr_stat_names[XLBR_NSTATS] = {
 	[XLBR_RECEIVED]		 = "received",
+	[XLBR_AGGREGATE]	 = "aggregate",
 	[XLBR_NOT_TO_HOST]	 = "not_to_host",
 	[XLBR_SOURCE_DENIED]	 = "source_denied",
 	[XLBR_MALFORMED]	 = "malformed",
@@ -767,7 +769,9 @@ static bool xlbr_allowed(struct xlbr_net *xn, u8 family,
 
 /*
  * Why the datagram must go before we look inside, or XLBR_RECEIVED: a
- * GSO packet (the UDP layer splits those of UDP; no other kind is xlb's),
+ * GSO packet (the UDP layer splits those of UDP and those without the
+ * UDP-tunnel mark; a TCP aggregate under a tunnel's UDP header is never
+ * xlb's),
  * a link or IP broadcast or multicast (the wildcard tunnel sockets get
  * those too), a source outside the allowlist.
  */
@@ -778,7 +782,7 @@ static enum xlbr_stat xlbr_screen(struct xlbr_net *xn, struct sk_buff *skb)
 	u8 family;
 
 	if (skb_is_gso(skb))
-		return XLBR_MALFORMED;
+		return XLBR_AGGREGATE;
 	if (skb->pkt_type != PACKET_HOST)
 		return XLBR_NOT_TO_HOST;
 	if (skb->protocol == htons(ETH_P_IP)) {

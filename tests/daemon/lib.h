@@ -108,8 +108,13 @@ static const char *jget_str(json_object *o, const char *path)
 	return v ? json_object_get_string(v) : NULL;
 }
 
-/* build/xlbd in e's namespace (stderr to its xlbd.log); 0 once it answers. */
-static int daemon_start(struct env *e, const char *extra)
+/*
+ * build/xlbd in e's namespace (stderr to its xlbd.log), run by prefix (a
+ * command ending where xlbd's own begins: "setpriv ... sh") or directly
+ * when prefix is ""; 0 once it answers.
+ */
+static int daemon_start_as(struct env *e, const char *prefix,
+			   const char *extra)
 {
 	char nsp[96], log[128];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -120,15 +125,16 @@ static int daemon_start(struct env *e, const char *extra)
 	e->pid = fork();
 	if (!e->pid) {
 		int fd = open(nsp, O_RDONLY), lf;
-		char cmd[1024];
+		char cmd[4096];
 
 		if (fd < 0 || setns(fd, CLONE_NEWNET))
 			_exit(127);
 		lf = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		dup2(lf, 2);
 		snprintf(cmd, sizeof(cmd),
-			 "exec build/xlbd --instance %s --socket %s --state-dir %s %s",
-			 e->inst, e->sock, e->dir, extra ? extra : "");
+			 "%s%sexec build/xlbd --instance %s --socket %s --state-dir %s %s%s",
+			 prefix, prefix[0] ? " -c '" : "", e->inst, e->sock,
+			 e->dir, extra ? extra : "", prefix[0] ? "'" : "");
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
@@ -147,6 +153,11 @@ static int daemon_start(struct env *e, const char *extra)
 		usleep(50000);
 	}
 	return -1;
+}
+
+static int daemon_start(struct env *e, const char *extra)
+{
+	return daemon_start_as(e, "", extra);
 }
 
 /* Stop the daemon with sig; its wait status, or -1 if none ran. */

@@ -9,9 +9,11 @@
  * folder, and its teardown kills the daemon, runs `xlbd --cleanup` and
  * deletes the namespace, also when the case fails.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -20,17 +22,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/capability.h>
+#include <net/route.h>
 #include <netinet/in.h>
 
 #include <bpf/bpf.h>
 #include <json-c/json.h>
+#include <sys/capability.h>
 
 #include "kselftest_harness.h"
 
@@ -1261,6 +1269,429 @@ TEST_F(xlbd, metrics_are_valid_exposition_format)
 			"sys.exit(len(f) != int(sys.argv[2]) or bool(u))' %s %d 2>&1",
 			path, types))
 		TH_LOG("families, untyped: %s(TYPE lines: %d)", out, types);
+}
+
+/* --- privileges ------------------------------------------------------------ */
+
+/* One thread's credentials, from /proc/PID/task/TID/status. */
+struct creds {
+	char name[32];
+	unsigned int uid[4], gid[4];
+	char groups[128];
+	unsigned long long inh, prm, eff, bnd, amb;
+	int nnp;
+};
+
+#define CAP(c)		(1ULL << (c))
+/* what xlbd's loop keeps: user/xlbd/xlbd.h, XLBD_PRIVS_MAIN */
+#define MAIN_CAPS	(CAP(CAP_NET_ADMIN) | CAP(CAP_SYS_ADMIN))
+
+static int creds_read(const char *path, struct creds *c)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+	int got = 0;
+
+	if (!f)
+		return -1;
+	memset(c, 0, sizeof(*c));
+	c->nnp = -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		got += sscanf(line, "Name:\t%31s", c->name) == 1;
+		got += sscanf(line, "Uid:\t%u\t%u\t%u\t%u", &c->uid[0],
+			      &c->uid[1], &c->uid[2], &c->uid[3]) == 4;
+		got += sscanf(line, "Gid:\t%u\t%u\t%u\t%u", &c->gid[0],
+			      &c->gid[1], &c->gid[2], &c->gid[3]) == 4;
+		if (!strncmp(line, "Groups:", 7)) {
+			const char *g = line + 7 + strspn(line + 7, " \t");
+
+			snprintf(c->groups, sizeof(c->groups), "%.*s",
+				 (int)sizeof(c->groups) - 1, g);
+			got++;
+		}
+		got += sscanf(line, "CapInh:\t%llx", &c->inh) == 1;
+		got += sscanf(line, "CapPrm:\t%llx", &c->prm) == 1;
+		got += sscanf(line, "CapEff:\t%llx", &c->eff) == 1;
+		got += sscanf(line, "CapBnd:\t%llx", &c->bnd) == 1;
+		got += sscanf(line, "CapAmb:\t%llx", &c->amb) == 1;
+		got += sscanf(line, "NoNewPrivs:\t%d", &c->nnp) == 1;
+	}
+	fclose(f);
+	return got == 10 ? 0 : -1;
+}
+
+/* Every thread of pid; their number, -1 on a read error. */
+static int threads_creds(pid_t pid, struct creds *c, int max)
+{
+	char path[320];
+	struct dirent *t;
+	DIR *dd;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dd = opendir(path);
+	if (!dd)
+		return -1;
+	while ((t = readdir(dd)) && n < max) {
+		if (t->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", pid,
+			 t->d_name);
+		if (creds_read(path, &c[n])) {
+			closedir(dd);
+			return -1;
+		}
+		n++;
+	}
+	closedir(dd);
+	return n;
+}
+
+static const struct creds *creds_of(const struct creds *c, int n,
+				    const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(c[i].name, name))
+			return &c[i];
+	return NULL;
+}
+
+/*
+ * Once xlbd runs, every thread holds what it needs and no more: the loop
+ * keeps CAP_NET_ADMIN and CAP_SYS_ADMIN as root (and CAP_BPF permitted,
+ * for the table workers); the metrics server
+ * (libmicrohttpd's "MHD-single"), the connection count and the health
+ * checks (which just ran: "health tcp") run as nobody
+ * with no capability and no group; none may gain anything (bounding and
+ * ambient sets empty, no_new_privs).  No other thread runs between
+ * changes (table workers come and go with a build).
+ */
+TEST_F(xlbd, every_thread_holds_only_what_it_needs)
+{
+	static const char *const unpriv[] = { "MHD-single", "xlbd-ctcount",
+					      "xlbd-health" };
+	const struct passwd *nobody = getpwnam("nobody");
+	const struct creds *m;
+	struct creds c[16];
+	int n, i;
+	size_t k;
+
+	ASSERT_NE(NULL, nobody);
+	ASSERT_EQ(0, three_backends(&self->e, "health tcp"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, scrape(&self->e)) TH_LOG("metrics are not served");
+	n = threads_creds(self->e.pid, c, 16);
+	ASSERT_EQ(4, n) {
+		for (i = 0; i < n; i++)
+			TH_LOG("thread %s", c[i].name);
+	}
+	m = creds_of(c, n, "xlbd");
+	ASSERT_NE(NULL, m);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0, m->uid[i]);
+	EXPECT_EQ(MAIN_CAPS, m->eff) TH_LOG("CapEff %llx", m->eff);
+	/* CAP_BPF permitted only: the table workers get it */
+	EXPECT_EQ(MAIN_CAPS | CAP(CAP_BPF), m->prm) TH_LOG("CapPrm %llx", m->prm);
+	EXPECT_EQ(0, m->inh);
+	EXPECT_EQ(0, m->bnd) TH_LOG("CapBnd %llx", m->bnd);
+	EXPECT_EQ(0, m->amb);
+	EXPECT_EQ(1, m->nnp);
+	for (k = 0; k < ARRAY_SIZE(unpriv); k++) {
+		const struct creds *u = creds_of(c, n, unpriv[k]);
+
+		ASSERT_NE(NULL, u) TH_LOG("no thread %s", unpriv[k]);
+		for (i = 0; i < 4; i++) {
+			EXPECT_EQ(nobody->pw_uid, u->uid[i]) TH_LOG("%s", u->name);
+			EXPECT_EQ(nobody->pw_gid, u->gid[i]) TH_LOG("%s", u->name);
+		}
+		EXPECT_STREQ("", u->groups) TH_LOG("%s", u->name);
+		EXPECT_EQ(0, u->inh | u->prm | u->eff | u->bnd | u->amb)
+			TH_LOG("%s: %llx %llx %llx %llx %llx", u->name, u->inh,
+			       u->prm, u->eff, u->bnd, u->amb);
+		EXPECT_EQ(1, u->nnp) TH_LOG("%s", u->name);
+	}
+	/* a count ran as nobody: the gauge is there */
+	EXPECT_EQ(0, scrape(&self->e));
+	EXPECT_NE(NULL, strstr(out, "\nxlb_up 1")) TH_LOG("%s", out);
+}
+
+/* What a process with creds c is let do; one errno (0: done) a probe. */
+enum { P_RAW, P_BPF_MAP, P_PIN, P_ROUTE, P_STATE, P_CONTROL, P_N };
+static const char *const probe_name[P_N] = {
+	"raw socket", "BPF map creation", "opening the pinned maps",
+	"route change", "writing the saved state", "connecting to the control socket",
+};
+
+static int probe_as(struct env *e, const struct creds *c, int res[P_N])
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cd[2] = {
+		{ (__u32)c->eff, (__u32)c->prm, 0 },
+		{ (__u32)(c->eff >> 32), (__u32)(c->prm >> 32), 0 },
+	};
+	char nsp[96], path[256];
+	int pfd[2], st, cap;
+	pid_t pid;
+
+	snprintf(nsp, sizeof(nsp), "/var/run/netns/%s", e->ns);
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int fd = open(nsp, O_RDONLY), r[P_N], s;
+		struct rtentry rt = { .rt_flags = RTF_UP, .rt_dev = "lo" };
+		struct sockaddr_in *d = (struct sockaddr_in *)&rt.rt_dst;
+		struct sockaddr_in *mk = (struct sockaddr_in *)&rt.rt_genmask;
+
+		close(pfd[0]);
+		d->sin_family = mk->sin_family = AF_INET;
+		d->sin_addr.s_addr = htonl(0x0a630000);	/* 10.99.0.0/24 */
+		mk->sin_addr.s_addr = htonl(0xffffff00);
+		if (fd < 0 || setns(fd, CLONE_NEWNET))
+			_exit(2);
+		for (cap = 0; cap <= CAP_LAST_CAP; cap++)
+			if (!(c->bnd & CAP(cap)) &&
+			    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+				_exit(3);
+		if (c->nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+			_exit(4);
+		if ((c->gid[0] && (setgroups(0, NULL) ||
+				   setresgid(c->gid[0], c->gid[0], c->gid[0]))) ||
+		    (c->uid[0] && setresuid(c->uid[0], c->uid[0], c->uid[0])) ||
+		    syscall(SYS_capset, &h, cd))
+			_exit(5);
+		s = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+		r[P_RAW] = s < 0 ? errno : 0;
+		s = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xlb_probe", 4, 4, 1,
+				   NULL);
+		r[P_BPF_MAP] = s < 0 ? errno : 0;
+		snprintf(path, sizeof(path), "%s/xlb_conntrack", e->pins);
+		s = bpf_obj_get(path);
+		r[P_PIN] = s < 0 ? errno : 0;
+		/* in-process: an exec'd ip would lose every capability */
+		s = socket(AF_INET, SOCK_DGRAM, 0);
+		r[P_ROUTE] = ioctl(s, SIOCADDRT, &rt) ? errno : 0;
+		snprintf(path, sizeof(path), "%s/state.conf", e->dir);
+		s = open(path, O_WRONLY | O_APPEND);
+		r[P_STATE] = s < 0 ? errno : 0;
+		s = socket(AF_UNIX, SOCK_STREAM, 0);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", e->sock);
+		r[P_CONTROL] = connect(s, (struct sockaddr *)&sa, sizeof(sa)) ?
+			       errno : 0;
+		_exit(write(pfd[1], r, sizeof(r)) == sizeof(r) ? 0 : 6);
+	}
+	close(pfd[1]);
+	st = read(pfd[0], res, sizeof(int) * P_N) == sizeof(int) * P_N;
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	return st ? 0 : -1;
+}
+
+/*
+ * The credentials the running xlbd gives its threads, taken by a process
+ * of the test: with the metrics server's, nothing an attacker who took
+ * over the thread would want works (no raw socket, no BPF object, no
+ * pinned map, no route, no saved state, no control socket); with the
+ * loop's, what xlbd does works, and a raw socket (CAP_NET_RAW, not kept)
+ * is refused too.  The metrics thread can still use the map fds the
+ * process holds: threads share their files (docs/operations.md).
+ */
+TEST_F(xlbd, unprivileged_threads_are_refused_what_the_loop_may_do)
+{
+	int mhd[P_N], loop[P_N], n, i;
+	const struct creds *m, *u;
+	struct creds c[16];
+
+	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP)) TH_LOG("%s", out);
+	ASSERT_EQ(0, access(self->e.pins, F_OK));
+	n = threads_creds(self->e.pid, c, 16);
+	m = creds_of(c, n, "xlbd");
+	u = creds_of(c, n, "MHD-single");
+	ASSERT_TRUE(m && u);
+	ASSERT_EQ(0, probe_as(&self->e, u, mhd));
+	ASSERT_EQ(0, probe_as(&self->e, m, loop));
+	for (i = 0; i < P_N; i++) {
+		const char *what = probe_name[i];
+
+		EXPECT_NE(0, mhd[i]) TH_LOG("as the metrics thread: %s was let through",
+					    what);
+	}
+	EXPECT_EQ(EPERM, mhd[P_RAW]);
+	EXPECT_EQ(EPERM, mhd[P_BPF_MAP]);
+	EXPECT_EQ(EACCES, mhd[P_PIN]);
+	EXPECT_EQ(EACCES, mhd[P_STATE]);
+	EXPECT_EQ(EACCES, mhd[P_CONTROL]);
+	EXPECT_EQ(EPERM, loop[P_RAW]) TH_LOG("the loop holds CAP_NET_RAW");
+	for (i = P_BPF_MAP; i < P_N; i++) {
+		const char *what = probe_name[i];
+		int e = loop[i];
+
+		EXPECT_EQ(0, e) TH_LOG("as the loop: %s: %s", what, strerror(e));
+	}
+}
+
+/*
+ * capsh --drop=... -- : the capabilities not in dist/xlbd.service's
+ * CapabilityBoundingSet (or those of only, when given) out of the bounding
+ * set, as systemd takes them away before xlbd starts.  In p[], "" on error.
+ */
+static void unit_bounding(char *p, size_t len, const char *only)
+{
+	char set[512] = "", *tok, *save = NULL;
+	int c, last = (int)cap_max_bits();
+	FILE *f;
+
+	p[0] = 0;
+	if (only) {
+		snprintf(set, sizeof(set), "%s", only);
+	} else {
+		f = fopen("dist/xlbd.service", "r");
+		while (f && fgets(set, sizeof(set), f))
+			if (!strncmp(set, "CapabilityBoundingSet=", 22))
+				break;
+		if (f)
+			fclose(f);
+		if (strncmp(set, "CapabilityBoundingSet=", 22))
+			return;
+		memmove(set, set + 22, strlen(set + 22) + 1);
+	}
+	snprintf(p, len, "exec capsh --drop=");
+	for (c = 0; c < last; c++) {
+		char *name = cap_to_name(c), want[512];
+		bool keep = false;
+
+		snprintf(want, sizeof(want), "%s", set);
+		for (tok = strtok_r(want, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save))
+			keep |= !strcasecmp(tok, name);
+		if (!keep)
+			snprintf(p + strlen(p), len - strlen(p), "%s,", name);
+		cap_free(name);
+	}
+	p[strlen(p) - 1] = 0;
+	snprintf(p + strlen(p), len - strlen(p), " --");
+}
+
+/*
+ * What xlbd does after start, with only the capabilities the packaged
+ * unit grants (its CapabilityBoundingSet): adopting the pinned data path,
+ * a socket of --group's, tables built on several workers, attaching and
+ * detaching, routes in a table, a reload, a shutdown that unpins.
+ */
+TEST_F(xlbd, the_units_capabilities_are_all_xlbd_needs)
+{
+	struct group *g = getgrnam("nogroup");
+	char prefix[2048], path[128], path2[128], opts[256];
+	struct creds c[16];
+	struct stat st;
+	FILE *f;
+	int i, n;
+
+	ASSERT_NE(NULL, g);
+	unit_bounding(prefix, sizeof(prefix), NULL);
+	ASSERT_NE(0, prefix[0]) TH_LOG("no CapabilityBoundingSet in dist/xlbd.service");
+	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP)) TH_LOG("%s", out);
+	daemon_stop(&self->e, SIGTERM);
+	snprintf(path, sizeof(path), "%s/xlb.conf", self->e.dir);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "set key " KEY_HEX "\n");
+	for (i = 1; i <= 4; i++)
+		fprintf(f, "vip add 10.100.0.%d:80/tcp table-size 65537\n"
+			"backend add 10.100.0.%d:80/tcp " BE_NET "2\n"
+			"backend add 10.100.0.%d:80/tcp " BE_NET "3\n", i, i, i);
+	fclose(f);
+	snprintf(opts, sizeof(opts), "--group nogroup -c %s", path);
+	ASSERT_EQ(0, daemon_start_as(&self->e, prefix, opts)) {
+		sh("cat %s/xlbd.log", self->e.dir);
+		TH_LOG("%s\n%s", prefix, out);
+	}
+	ASSERT_EQ(0, stat(self->e.sock, &st));
+	EXPECT_EQ(g->gr_gid, st.st_gid);
+	n = threads_creds(self->e.pid, c, 16);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(0, c[i].bnd) TH_LOG("%s: CapBnd %llx", c[i].name, c[i].bnd);
+	ctl(&self->e, "vip show");
+	EXPECT_NE(NULL, strstr(out, "10.100.0.4:80/tcp")) TH_LOG("%s", out);
+	/* four new tables at once: built and published on the workers */
+	snprintf(path2, sizeof(path2), "%s/more.conf", self->e.dir);
+	ASSERT_EQ(0, sh("cp %s %s", path, path2));
+	f = fopen(path2, "a");
+	ASSERT_NE(NULL, f);
+	for (i = 5; i <= 8; i++)
+		fprintf(f, "vip add 10.100.0.%d:80/tcp table-size 65537\n"
+			"backend add 10.100.0.%d:80/tcp " BE_NET "4\n", i, i);
+	fclose(f);
+	EXPECT_EQ(0, ctl(&self->e, "restore %s", path2)) TH_LOG("%s", out);
+	ctl(&self->e, "vip show");
+	EXPECT_NE(NULL, strstr(out, "10.100.0.8:80/tcp")) TH_LOG("%s", out);
+	/* back to the four of the file */
+	EXPECT_EQ(0, ctl(&self->e, "restore %s", path)) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "link attach xdA")) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "set announce table 100")) TH_LOG("%s", out);
+	EXPECT_EQ(0, sh("ip -n %s route show table 100 | grep -c '^10.100.0.'",
+			self->e.ns));
+	EXPECT_EQ(4, atoi(out)) TH_LOG("routes in table 100: %s", out);
+	/* SIGHUP: the file with the link, the routes and one VIP less */
+	f = fopen(path, "a");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "link attach xdA\nset announce table 100\n"
+		"vip del 10.100.0.4:80/tcp\n");
+	fclose(f);
+	kill(self->e.pid, SIGHUP);
+	for (i = 0; i < 500; i++) {	/* the signal is handled: <= 10 s */
+		ctl(&self->e, "vip show");
+		if (!strstr(out, "10.100.0.4:80/tcp"))
+			break;
+		usleep(20000);
+	}
+	EXPECT_EQ(NULL, strstr(out, "10.100.0.4:80/tcp")) TH_LOG("%s", out);
+	EXPECT_EQ(0, sh("ip -n %s route show table 100 | grep -c '^10.100.0.'",
+			self->e.ns));
+	EXPECT_EQ(3, atoi(out)) TH_LOG("routes in table 100: %s", out);
+	EXPECT_EQ(0, ctl(&self->e, "link detach xdA")) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "link attach xdA generic")) TH_LOG("%s", out);
+	EXPECT_EQ(0, ctl(&self->e, "shutdown")) TH_LOG("%s", out);
+	EXPECT_EQ(0, waitpid(self->e.pid, NULL, 0) == self->e.pid ? 0 : -1);
+	self->e.pid = 0;
+	EXPECT_NE(0, access(self->e.pins, F_OK)) TH_LOG("pins left after shutdown");
+	EXPECT_EQ(0, sh("ip -n %s route show table 100 | wc -l", self->e.ns));
+	EXPECT_EQ(0, atoi(out)) TH_LOG("routes left in table 100");
+	EXPECT_EQ(0, sh("ip -n %s link show xdA | grep -c xdp", self->e.ns) ? 0 : 1)
+		TH_LOG("xdA keeps a program: %s", out);
+}
+
+/*
+ * Without the rights to hand its threads lesser credentials, xlbd does
+ * not start rather than run them as root; what was pinned stays.
+ */
+TEST_F(xlbd, without_setuid_xlbd_refuses_to_start)
+{
+	char prefix[2048];
+	int i, st;
+
+	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP)) TH_LOG("%s", out);
+	daemon_stop(&self->e, SIGTERM);
+	unit_bounding(prefix, sizeof(prefix),
+		      "cap_bpf cap_net_admin cap_sys_admin cap_setgid cap_setpcap");
+	EXPECT_NE(0, daemon_start_as(&self->e, prefix, NULL));
+	for (i = 0; i < 100 && self->e.pid > 0; i++) {
+		if (waitpid(self->e.pid, &st, WNOHANG) == self->e.pid)
+			self->e.pid = 0;
+		usleep(50000);
+	}
+	EXPECT_EQ(0, self->e.pid);
+	sh("cat %s/xlbd.log", self->e.dir);
+	EXPECT_NE(NULL, strstr(out, "needs these capabilities at start and has not: cap_setuid"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, access(self->e.pins, F_OK));
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	EXPECT_EQ(0, ctl(&self->e, "vip show " VIP)) TH_LOG("%s", out);
 }
 
 /*

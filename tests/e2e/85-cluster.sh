@@ -102,6 +102,28 @@ sc_result $rc "three LB hosts (lb, lb2, lb3), xlbd --etcd $ETCD_URL --cluster $C
 	"$out" "$(grep -h -e '<3>' -e '<4>' "$TOPO_DIR"/xlbd*.log | head -5)"
 [[ $rc -eq 0 ]] || tap_bail "no cluster"
 
+# The etcd threads talk HTTP to etcd only: no capability, the user nobody,
+# no groups, nothing to gain (docs/operations.md, "Privileges").
+out=""
+rc=0
+seen=0
+nobody=$(id -u nobody)
+eval "pid=\$XLBD_PID_lb2"
+for t in /proc/"$pid"/task/*; do
+	comm=$(cat "$t/comm" 2>/dev/null)
+	[[ $comm == xlbd-etcd-watch || $comm == xlbd-etcd-write ]] || continue
+	seen=$((seen + 1))
+	grep -Eq "^Uid:\s+$nobody\s+$nobody\s+$nobody\s+$nobody$" "$t/status" &&
+		grep -Eq '^Groups:\s*$' "$t/status" &&
+		grep -Eq '^CapPrm:\s+0+$' "$t/status" &&
+		grep -Eq '^CapEff:\s+0+$' "$t/status" &&
+		grep -Eq '^CapBnd:\s+0+$' "$t/status" &&
+		grep -Eq '^NoNewPrivs:\s+1$' "$t/status" ||
+		{ rc=1; out+="$comm: $(grep -E '^(Uid|Groups|CapPrm|CapEff|CapBnd|NoNewPrivs):' "$t/status" | tr -s '\t\n' '  ')"$'\n'; }
+done
+[[ $seen -eq 2 ]] || { rc=1; out+="$seen etcd threads in lb2's xlbd, not 2"; }
+sc_result $rc "lb2's etcd threads run as nobody without capabilities" "$out"
+
 # status HOST EXPR: a Python expression over c, HOST's cluster status
 status() {
 	xlbctl_on "$1" -j cluster status | "$TAP_PYTHON" -c '

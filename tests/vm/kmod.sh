@@ -25,7 +25,8 @@ if [[ "${1:-}" == --guest ]]; then
 	export XLB_KMOD="$KO"
 	echo "# guest kernel: $(uname -r)"
 	echo "# module vermagic: $(modinfo -F vermagic "$KO" 2>/dev/null)"
-	modprobe -a udp_tunnel ip6_udp_tunnel veth bridge
+	# fou and ipip: hostile.c sends TCP through a Linux GUE tunnel
+	modprobe -a udp_tunnel ip6_udp_tunnel veth bridge fou ipip
 	# bad values of the module parameter: refused, nothing left loaded
 	# (an unknown parameter name is the kernel's business: it loads the
 	# module and logs "unknown parameter ignored")

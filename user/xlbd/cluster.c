@@ -311,6 +311,7 @@ static void *watcher_main(void *arg)
 	bool full = true, up = false;
 	int ret;
 
+	xlbd_privs_none("xlbd-etcd-watch");	/* HTTP to etcd only */
 	e = xlb_etcd_open(cl->urls, &err);
 	if (!e)
 		return NULL;
@@ -451,6 +452,7 @@ static void *writer_main(void *arg)
 	bool record_new = false;
 	unsigned int wait_ms = 0;
 
+	xlbd_privs_none("xlbd-etcd-write");	/* HTTP to etcd only */
 	e = xlb_etcd_open(cl->urls, &err);
 	if (!e)
 		return NULL;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -81,6 +82,8 @@ int xlbd_control_open(struct xlbd *d, int epfd)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct epoll_event ev = { .events = EPOLLIN };
 	char dir[sizeof(sa.sun_path)], *slash;
+	int ret, e;
+	gid_t gid;
 
 	if (strlen(d->o.socket) >= sizeof(sa.sun_path)) {
 		log_err("socket path %s is longer than %zu bytes", d->o.socket,
@@ -111,12 +114,21 @@ int xlbd_control_open(struct xlbd *d, int epfd)
 	if (d->ctl_fd < 0)
 		return -errno;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", d->o.socket);
-	if (bind(d->ctl_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(d->o.socket, 0660) ||
+	/*
+	 * The socket is made with the group as this thread's file system
+	 * group (CAP_SETGID, which xlbd holds until it gives its rights up),
+	 * so the chown below changes nothing and needs no CAP_CHOWN, which
+	 * dist/xlbd.service does not grant.
+	 */
+	gid = (gid_t)setfsgid(d->group_set ? d->group_gid : 0);
+	ret = bind(d->ctl_fd, (struct sockaddr *)&sa, sizeof(sa));
+	e = errno;
+	setfsgid(gid);
+	errno = e;
+	if (ret || chmod(d->o.socket, 0660) ||
 	    chown(d->o.socket, 0, d->group_set ? d->group_gid : 0) ||
 	    listen(d->ctl_fd, 64)) {
-		int e = errno;
-
+		e = errno;
 		log_err("cannot listen on %s: %s", d->o.socket, strerror(e));
 		close(d->ctl_fd);
 		d->ctl_fd = -1;

@@ -691,16 +691,15 @@ static void on_signal(struct xlbd *d, int sfd)
 static int run(struct xlbd *d)
 {
 	struct itimerspec tick = { { 1, 0 }, { 1, 0 } };
+	struct xlb_err err = { "" };
 	int epfd, sfd, tfd, hfd, cfd;
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	sfd = signals_fd();
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	hfd = xlb_hc_fd(d->hc);
 	if (epfd < 0 || sfd < 0 || tfd < 0 || timerfd_settime(tfd, 0, &tick,
 							      NULL) ||
-	    epoll_add(epfd, sfd) || epoll_add(epfd, tfd) ||
-	    epoll_add(epfd, hfd)) {
+	    epoll_add(epfd, sfd) || epoll_add(epfd, tfd)) {
 		log_err("cannot set up the event loop: %s", strerror(errno));
 		return -errno;
 	}
@@ -710,6 +709,17 @@ static int run(struct xlbd *d)
 		log_err("cannot start the cluster threads: %s", strerror(errno));
 		return -1;
 	}
+	if (xlbd_checker_start(d) || epoll_add(epfd, xlbd_checker_fd(d))) {
+		log_err("cannot start the health checks' thread: %s",
+			strerror(errno));
+		return -1;
+	}
+	hfd = xlbd_checker_fd(d);
+	/* every unprivileged thread runs: the loop keeps what it needs */
+	if (xlbd_privs_main(&err)) {
+		log_err("%s", err.msg);
+		return -1;
+	}
 	cfd = xlbd_cluster_fd(d);
 	log_notice("xlbd %s ready (instance %s, %zu VIPs, %zu backends)",
 		   XLBD_VERSION, d->o.instance, d->state.n_vips,
@@ -717,11 +727,9 @@ static int run(struct xlbd *d)
 
 	while (!d->stop) {
 		struct epoll_event ev[32];
-		int n, i, to = xlb_hc_timeout_ms(d->hc);
+		int n, i;
 
-		if (to < 0 || to > 1000)
-			to = 1000;
-		n = epoll_wait(epfd, ev, 32, to);
+		n = epoll_wait(epfd, ev, 32, 1000);
 		if (n < 0 && errno != EINTR) {
 			log_err("epoll: %s", strerror(errno));
 			break;
@@ -746,13 +754,13 @@ static int run(struct xlbd *d)
 			} else if (fd >= 0 && fd == cfd) {
 				xlbd_cluster_event(d);
 				xlbd_control_resume(d);
-			} else if (fd != hfd) {	/* probes: xlb_hc_run below */
+			} else if (fd == hfd) {	/* a backend's health changed */
+				xlbd_checker_woken(d);
+			} else {
 				xlbd_control_event(d, epfd, fd, ev[i].events);
 			}
 		}
-		/* due probes start and verdicts arrive also without events */
 		pthread_mutex_lock(&d->lock);
-		xlb_hc_run(d->hc, xlbd_health_result, d);
 		/* every change of this round in one reconciliation */
 		if (d->dirty) {
 			d->dirty = false;
@@ -765,6 +773,7 @@ static int run(struct xlbd *d)
 		if (d->ann.dirty)
 			xlbd_announce_sync(d);
 		pthread_mutex_unlock(&d->lock);
+		xlbd_checker_kick(d);	/* checks may have changed */
 	}
 	xlbd_control_close(d);
 	close(tfd);
@@ -802,6 +811,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (d.o.cleanup)
 		return cleanup_all(&d);
+	if (xlbd_privs_init(&err)) {
+		log_err("%s", err.msg);
+		return refused(&d);
+	}
 	if (xlbd_realize_init(&d)) {
 		log_err("out of memory");
 		return 1;
@@ -862,6 +875,7 @@ int main(int argc, char **argv)
 
 	ret = run(&d);
 
+	xlbd_checker_stop(&d);
 	xlbd_cluster_stop(&d);
 	xlbd_metrics_stop(&d);
 	xlbd_ctcount_stop(&d);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Prometheus metrics over HTTP (libmicrohttpd, its own thread): GET
+ * Prometheus metrics over HTTP (libmicrohttpd, its own thread, which has
+ * no privilege: privs.c): GET
  * /metrics answers the text exposition format.  The handler takes d->lock,
  * so it sees one consistent state between two changes; it only reads
  * what is at hand: the connection table is counted by ctcount.c.
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -335,17 +338,47 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
 	return ret;
 }
 
+/*
+ * The server's thread is created by a thread that gave up every privilege
+ * first (privs.c), so it has none either: it parses what anyone who
+ * reaches the port sends.  The socket is bound before, with the daemon's
+ * rights, so any port works.
+ */
+struct spawn {
+	struct xlbd *d;
+	int fd;
+	unsigned int flags;
+	void *mhd;
+};
+
+static void *spawner(void *arg)
+{
+	struct spawn *sp = arg;
+
+	xlbd_privs_none("xlbd-metrics");
+	sp->mhd = MHD_start_daemon(sp->flags, 0, NULL, NULL, answer, sp->d,
+				   MHD_OPTION_LISTEN_SOCKET, sp->fd,
+				   MHD_OPTION_CONNECTION_LIMIT, 16u,
+				   MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				   MHD_OPTION_END);
+	return NULL;
+}
+
 int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err)
 {
 	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6 };
 	struct sockaddr_in sa4 = { .sin_family = AF_INET };
+	struct spawn sp = { .d = d, .fd = -1,
+			    .flags = MHD_USE_INTERNAL_POLLING_THREAD |
+				     MHD_USE_ERROR_LOG };
 	char host[64];
 	const char *colon;
 	struct sockaddr *sa;
+	socklen_t salen;
 	uint32_t port;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
-			     MHD_USE_ERROR_LOG;
+	pthread_t th;
 	size_t hl;
+	int one = 1;
 
 	if (!strcmp(d->o.metrics, "none"))
 		return 0;
@@ -365,22 +398,39 @@ int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err)
 			goto bad;
 		sa6.sin6_port = htons((uint16_t)port);
 		sa = (struct sockaddr *)&sa6;
-		flags |= MHD_USE_IPv6;
+		salen = sizeof(sa6);
 	} else {
 		if (inet_pton(AF_INET, host, &sa4.sin_addr) != 1)
 			goto bad;
 		sa4.sin_port = htons((uint16_t)port);
 		sa = (struct sockaddr *)&sa4;
+		salen = sizeof(sa4);
 	}
-	d->metrics = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL,
-				      answer, d, MHD_OPTION_SOCK_ADDR, sa,
-				      MHD_OPTION_CONNECTION_LIMIT, 16u,
-				      MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-				      MHD_OPTION_END);
-	if (!d->metrics)
-		return xlb_errf(err, EADDRINUSE,
-				"cannot serve metrics on %s (address in use or not local?)",
+	sp.fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sp.fd < 0 ||
+	    setsockopt(sp.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (sa == (struct sockaddr *)&sa6 &&
+	     setsockopt(sp.fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+	    bind(sp.fd, sa, salen) || listen(sp.fd, 32)) {
+		int e = errno;
+
+		if (sp.fd >= 0)
+			close(sp.fd);
+		return xlb_errf(err, e,
+				"cannot serve metrics on %s: %s (address in use or not local?)",
+				d->o.metrics, strerror(e));
+	}
+	if (pthread_create(&th, NULL, spawner, &sp)) {
+		close(sp.fd);
+		return xlb_errf(err, EAGAIN, "cannot start the metrics server");
+	}
+	pthread_join(th, NULL);
+	if (!sp.mhd) {
+		close(sp.fd);
+		return xlb_errf(err, EAGAIN, "cannot start the metrics server on %s",
 				d->o.metrics);
+	}
+	d->metrics = sp.mhd;
 	log_info("metrics on http://%s/metrics", d->o.metrics);
 	return 0;
 bad:

@@ -27,6 +27,12 @@ static void *pool_worker(void *arg)
 	return NULL;
 }
 
+static void *pool_thread(void *arg)
+{
+	xlbd_privs_worker();
+	return pool_worker(arg);
+}
+
 void xlbd_pool_run(size_t n, void (*fn)(void *ctx, size_t k), void *ctx)
 {
 	struct pool pl = { fn, ctx, n, 0 };
@@ -34,7 +40,7 @@ void xlbd_pool_run(size_t n, void (*fn)(void *ctx, size_t k), void *ctx)
 	size_t k, started = 0;
 
 	for (k = 0; k + 1 < XLBD_POOL_THREADS && k + 1 < n; k++)
-		if (!pthread_create(&th[k], NULL, pool_worker, &pl))
+		if (!pthread_create(&th[k], NULL, pool_thread, &pl))
 			started++;
 	pool_worker(&pl);
 	for (k = 0; k < started; k++)

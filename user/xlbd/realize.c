@@ -164,6 +164,7 @@ void xlbd_health_result(void *ctx, uint64_t id, const struct xlb_hc_result *r)
 		rb->health = r->health;
 		d->dirty = true;
 		d->runtime_dirty = true;
+		d->hc_flips++;
 		return;
 	}
 }

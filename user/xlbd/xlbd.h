@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * xlbd: the control daemon.  One event loop (main.c) owns everything below;
- * the metrics thread (metrics.c) only reads, under `lock`.
+ * the metrics thread (metrics.c) only reads, under `lock`, and the health
+ * checks' thread (checker.c) records verdicts under it.
  *
  *   desired state (user/lib/state.h) --realize.c--> maps (user/lib/datapath.h)
  *        ^                                          ^
@@ -235,6 +236,8 @@ struct xlbd {
 
 	void *metrics;			/* struct MHD_Daemon */
 	struct xlbd_ctcount *ctcount;	/* ctcount.c, or NULL */
+	struct xlbd_checker *checker;	/* checker.c, or NULL */
+	uint64_t hc_flips;		/* verdicts that changed a health */
 	struct xlbd_cluster *cl;	/* cluster mode (cluster.c), or NULL */
 	struct xlbd_announce ann;	/* announce.c */
 
@@ -436,8 +439,37 @@ void xlbd_ctcount_stop(struct xlbd *d);
 /* The last count; false while the first one runs. */
 bool xlbd_ctcount_get(struct xlbd *d, struct xlbd_ct_figures *f);
 
+/*
+ * checker.c: the health checks on a thread of their own.  The loop polls
+ * xlbd_checker_fd (a verdict changed a backend's health: reconcile),
+ * drains it with xlbd_checker_woken, and kicks the thread after each
+ * round (checks may have changed).
+ */
+int xlbd_checker_start(struct xlbd *d);
+int xlbd_checker_fd(const struct xlbd *d);
+void xlbd_checker_woken(struct xlbd *d);
+void xlbd_checker_kick(struct xlbd *d);
+void xlbd_checker_stop(struct xlbd *d);
+
 /* metrics.c */
 int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err);
 void xlbd_metrics_stop(struct xlbd *d);
+
+/*
+ * privs.c: each thread gives up what it does not need.  The loop keeps
+ * CAP_NET_ADMIN (XDP attachment, routes, neighbours) and CAP_SYS_ADMIN
+ * (libxdp opens the programs attached to a link by id); the kernel's
+ * checks for CAP_BPF and CAP_PERFMON (maps, libxdp's dispatcher and the
+ * programs it loads as its extensions) accept CAP_SYS_ADMIN as well.
+ */
+#define XLBD_PRIVS_MAIN	CAP_NET_ADMIN, CAP_SYS_ADMIN
+/* At start, before any thread: refused unless the needed caps are held. */
+int xlbd_privs_init(struct xlb_err *err);
+/* The calling thread, named name: no capability, user nobody, no groups. */
+void xlbd_privs_none(const char *name);
+/* The calling table worker: CAP_BPF alone. */
+void xlbd_privs_worker(void);
+/* The main thread, once every unprivileged thread runs: XLBD_PRIVS_MAIN. */
+int xlbd_privs_main(struct xlb_err *err);
 
 #endif /* XLBD_H */
