@@ -380,8 +380,8 @@ bench: all
 
 # --- install ----------------------------------------------------------------
 # xlbd and xlbctl, their man pages, bash completion and systemd unit, and
-# the backend-host tool xlb-backend with its man page and unit, under
-# $(DESTDIR) (a staging root for packages) and $(PREFIX).  The unit's
+# the backend-host tool xlb-backend with its man page, completion and unit,
+# under $(DESTDIR) (a staging root for packages) and $(PREFIX).  The unit's
 # ExecStart follows SBINDIR; /usr/local/lib/systemd/system is on systemd's
 # search path.  /etc/xlb is created, never filled: an existing config stays.
 PREFIX      ?= /usr/local
@@ -404,6 +404,7 @@ install: $(PROGRAMS) $(O)/xlb-backend
 		dist/xlb-backend.service > $(DESTDIR)$(UNITDIR)/xlb-backend.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/xlb-backend.service
 	install -m 0644 dist/xlbctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/xlbctl
+	install -m 0644 dist/xlb-backend.bash-completion $(DESTDIR)$(BASHCOMPDIR)/xlb-backend
 	sed 's|^ExecStart=/usr/local/sbin/xlbd|ExecStart=$(SBINDIR)/xlbd|' \
 		dist/xlbd.service > $(DESTDIR)$(UNITDIR)/xlbd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/xlbd.service

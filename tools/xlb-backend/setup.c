@@ -25,6 +25,19 @@
 
 static const char *const conf_dir = "/proc/sys/net/ipv4/conf";
 
+/* The sysctl name of a path under /proc/sys: net.ipv4.conf.all.rp_filter */
+static const char *sysctl_name(const char *path)
+{
+	static char name[128];
+	char *p;
+
+	snprintf(name, sizeof(name), "%s", path + strlen("/proc/sys/"));
+	for (p = name; *p; p++)
+		if (*p == '/')
+			*p = '.';
+	return name;
+}
+
 static void sysctl_path(char *buf, size_t n, const char *dev, const char *key)
 {
 	snprintf(buf, n, "%s/%s/%s", conf_dir, dev, key);
@@ -215,7 +228,7 @@ static int set_sysctl(const char *path, const char *val)
 	}
 	snprintf(ch.path, sizeof(ch.path), "%s", path);
 	snprintf(ch.new, sizeof(ch.new), "%s", val);
-	printf("set %s = %s (was %s)\n", path + strlen("/proc/sys/"), val, ch.old);
+	printf("set %s = %s (was %s)\n", sysctl_name(path), val, ch.old);
 	return record(&ch);
 }
 
@@ -508,7 +521,7 @@ static int undo_one(const struct xb_change *c, bool quiet)
 		}
 		if (strcmp(now, c->new)) {
 			printf("%s is %s now, not the %s setup set: left as it is\n",
-			       c->path + strlen("/proc/sys/"), now, c->new);
+			       sysctl_name(c->path), now, c->new);
 			return 0;
 		}
 		err = xb_sysctl_write(c->path, c->old);
@@ -518,7 +531,7 @@ static int undo_one(const struct xb_change *c, bool quiet)
 			return -1;
 		}
 		if (!quiet)
-			printf("set %s = %s again\n", c->path + strlen("/proc/sys/"), c->old);
+			printf("set %s = %s again\n", sysctl_name(c->path), c->old);
 		return 0;
 	case XB_CH_ADDR:
 	case XB_CH_ROUTE:
