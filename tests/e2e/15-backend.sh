@@ -43,7 +43,10 @@ FILES=(--config "$CONF" --state "$STATE")
 h() { nsenter --net="/var/run/netns/$H" -- "$@"; }
 xb() { h "$XB" "$@"; }
 
+# no duplicate address detection: the link-local address would change its
+# flags while the state is being compared
 ip netns add "$H" && ip netns add "$PEER" &&
+	h sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 &&
 	ip -n "$H" link add eth0 type veth peer name eth0 netns "$PEER" &&
 	ip -n "$H" link set lo up && ip -n "$H" link set eth0 up &&
 	ip -n "$PEER" link set lo up && ip -n "$PEER" link set eth0 up &&
@@ -91,6 +94,21 @@ refused() {
 out=$(xb --help)
 tap_result "$([[ $? -eq 0 && $out == *setup* && $out == *check* && $out == *teardown* ]]; echo $?)" \
 	"--help names the commands and exits 0" "$out"
+
+# every option --help names is offered by the bash completion
+# (dist/xlb-backend.bash-completion), and the modes after --mode
+opts=$(grep -o -- '--[a-z-]*' <<<"$out" | grep -vx -- '--help' | sort -u)
+comp=$(bash -c 'source dist/xlb-backend.bash-completion
+	for c in setup check; do
+		COMP_WORDS=(xlb-backend "$c" --); COMP_CWORD=2; _xlb_backend
+		printf "%s\n" "${COMPREPLY[@]}"
+	done
+	COMP_WORDS=(xlb-backend setup --mode ""); COMP_CWORD=3; _xlb_backend
+	echo "${COMPREPLY[*]}"' | sort -u)
+lacking=$(comm -23 <(echo "$opts") <(echo "$comp"))
+tap_result "$([[ -n $opts && -z $lacking && $comp == *"xdp redirect none"* ]]; echo $?)" \
+	"the bash completion offers every option of --help, and the modes" \
+	"lacking: $lacking" "offered: $comp"
 
 V=(10.77.100.1 10.77.101.0/24 fd77:100::1 fd77:101::/64)
 
@@ -172,6 +190,10 @@ print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("name"))')
 tap_result "$([[ $p == xlb_decap ]]; echo $?)" "xlb_decap runs on eth0" "$p"
 
 refused "setup twice" "set up already" setup "${FILES[@]}" --dev eth0 "${V[@]}"
+
+out=$(xb show "${FILES[@]}")
+tap_result "$([[ $out == *"vip fd77:101::/64"*"route fd77:101::/64"* && $out == *"dev eth0"* ]]; echo $?)" \
+	"show prints the saved configuration and the state" "$out"
 
 xb check "${FILES[@]}" >"$work/check.out" 2>&1
 rc=$?
