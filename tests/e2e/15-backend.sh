@@ -97,7 +97,10 @@ tap_result "$([[ $? -eq 0 && $out == *setup* && $out == *check* && $out == *tear
 
 # every option --help names is offered by the bash completion
 # (dist/xlb-backend.bash-completion), and the modes after --mode
-opts=$(grep -o -- '--[a-z-]*' <<<"$out" | grep -vx -- '--help' | sort -u)
+opts=$(set -f; for w in $out; do
+	[[ $w =~ ^\[?(--[a-z-]+) && ${BASH_REMATCH[1]} != --help ]] &&
+		echo "${BASH_REMATCH[1]}"
+done | sort -u)
 comp=$(bash -c 'source dist/xlb-backend.bash-completion
 	for c in setup check; do
 		COMP_WORDS=(xlb-backend "$c" --); COMP_CWORD=2; _xlb_backend
@@ -105,7 +108,10 @@ comp=$(bash -c 'source dist/xlb-backend.bash-completion
 	done
 	COMP_WORDS=(xlb-backend setup --mode ""); COMP_CWORD=3; _xlb_backend
 	echo "${COMPREPLY[*]}"' | sort -u)
-lacking=$(comm -23 <(echo "$opts") <(echo "$comp"))
+lacking=
+for w in $opts; do
+	[[ $'\n'$comp$'\n' == *$'\n'$w$'\n'* ]] || lacking+=" $w"
+done
 tap_result "$([[ -n $opts && -z $lacking && $comp == *"xdp redirect none"* ]]; echo $?)" \
 	"the bash completion offers every option of --help, and the modes" \
 	"lacking: $lacking" "offered: $comp"
