@@ -54,8 +54,9 @@ XLBCTL_OBJS := $(call prog_objs,user/xlbctl,xlbctl)
 BENCH_OBJS  := $(call prog_objs,tools/xlb-bench,xlb-bench)
 TRAFFIC_OBJS := $(call prog_objs,tools/xlb-traffic,xlb-traffic)
 ANALYZE_OBJS := $(call prog_objs,tools/xlb-analyze,xlb-analyze)
+BACKEND_OBJS := $(call prog_objs,tools/xlb-backend,xlb-backend)
 PROGRAMS    := $(O)/xlbd $(O)/xlbctl
-TOOLS       := $(O)/xlb-analyze $(O)/xlb-bench $(O)/xlb-traffic
+TOOLS       := $(O)/xlb-analyze $(O)/xlb-bench $(O)/xlb-traffic $(O)/xlb-backend
 UNIT_TESTS  := $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(wildcard tests/unit/*.c))
 ASAN_TESTS  := $(patsubst tests/unit/%.c,$(O)/asan/tests/unit/%,$(wildcard tests/unit/*.c))
 BPF_PROGS   := $(patsubst bpf/%.bpf.c,$(O)/%.bpf.o,$(wildcard bpf/*.bpf.c))
@@ -148,6 +149,10 @@ $(O)/obj/xlb-analyze/%.o: tools/xlb-analyze/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(XLB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
+$(O)/obj/xlb-backend/%.o: tools/xlb-backend/%.c | $(BPF_SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(XLB_CFLAGS) $(DEPFLAGS) -Itools/lib -c -o $@ $<
+
 # --- libxlb, the programs, the tools ------------------------------------------
 $(LIBXLB): $(LIBXLB_OBJS)
 	$(AR) rcs $@ $^
@@ -166,6 +171,10 @@ $(O)/xlb-traffic: $(TRAFFIC_OBJS) $(LIBXLB)
 
 $(O)/xlb-analyze: $(ANALYZE_OBJS) $(LIBXLB)
 	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_XLB)
+
+# the backend-host tool: the decap program is built in (its skeleton)
+$(O)/xlb-backend: $(BACKEND_OBJS) $(PKT_OBJ)
+	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_BPF) -lmnl
 
 # --- BPF --------------------------------------------------------------------
 $(O)/%.bpf.o: bpf/%.bpf.c Makefile
@@ -370,8 +379,9 @@ bench: all
 	@O=$(O) tools/xlb-bench/suite.sh $(BENCH_FLAGS)
 
 # --- install ----------------------------------------------------------------
-# xlbd and xlbctl, their man pages, bash completion and systemd unit, under
-# $(DESTDIR) (a staging root for packages) and $(PREFIX).  The unit's
+# xlbd and xlbctl, their man pages, bash completion and systemd unit, and
+# the backend-host tool xlb-backend with its man page, completion and unit,
+# under $(DESTDIR) (a staging root for packages) and $(PREFIX).  The unit's
 # ExecStart follows SBINDIR; /usr/local/lib/systemd/system is on systemd's
 # search path.  /etc/xlb is created, never filled: an existing config stays.
 PREFIX      ?= /usr/local
@@ -382,14 +392,19 @@ UNITDIR     ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR  ?= /etc
 
 .PHONY: install
-install: $(PROGRAMS)
+install: $(PROGRAMS) $(O)/xlb-backend
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/xlb
-	install -m 0755 $(PROGRAMS) $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(PROGRAMS) $(O)/xlb-backend $(DESTDIR)$(SBINDIR)/
 	install -m 0644 user/lib/xlb.conf.5 $(DESTDIR)$(MANDIR)/man5/
-	install -m 0644 user/xlbd/xlbd.8 user/xlbctl/xlbctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 user/xlbd/xlbd.8 user/xlbctl/xlbctl.8 \
+		tools/xlb-backend/xlb-backend.8 $(DESTDIR)$(MANDIR)/man8/
+	sed 's|^ExecStart=/usr/local/sbin/xlb-backend|ExecStart=$(SBINDIR)/xlb-backend|' \
+		dist/xlb-backend.service > $(DESTDIR)$(UNITDIR)/xlb-backend.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/xlb-backend.service
 	install -m 0644 dist/xlbctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/xlbctl
+	install -m 0644 dist/xlb-backend.bash-completion $(DESTDIR)$(BASHCOMPDIR)/xlb-backend
 	sed 's|^ExecStart=/usr/local/sbin/xlbd|ExecStart=$(SBINDIR)/xlbd|' \
 		dist/xlbd.service > $(DESTDIR)$(UNITDIR)/xlbd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/xlbd.service

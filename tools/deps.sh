@@ -25,7 +25,7 @@ declare -A GROUP=(
 	[net]="iproute2"
 	[daemon]="iproute2 curl etcd-server etcd-client prometheus python3-prometheus-client"
 	[e2e]="iproute2 ethtool socat curl nginx-light wrk python3 xdp-tools
-	       etcd-server etcd-client bird2 frr"
+	       etcd-server etcd-client bird2 frr bpftool prometheus python3-yaml"
 	[vm]="qemu-system-x86 linux-image-amd64 linux-image-6.12-amd64
 	      busybox-static kmod cpio linux-source-6.1 linux-source-6.12
 	      xz-utils"

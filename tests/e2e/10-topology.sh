@@ -170,7 +170,12 @@ for i in "${!BACKENDS[@]}"; do
 	[[ $a == *" ${BACKEND_IP4[i]}/24 "* && $a == *" ${BACKEND_IP6[i]}/64 "* ]] ||
 		bad+=("$h: $a")
 	a=$(in_ns "$h" ip -br addr show lo)
-	[[ $a == *" $VIP4/24 "* && $a == *" $VIP6/128 "* ]] || bad+=("$h lo: $a")
+	[[ $a == *" $VIP4/32 "* && $a == *" $VIP6/128 "* ]] || bad+=("$h lo: $a")
+	# the ranges: local routes through lo (xlb-backend's VIP prefixes)
+	a=$(in_ns "$h" ip route show table local type local "$VIP4_NET")
+	[[ $a == "local $VIP4_NET dev lo "* ]] || bad+=("$h: route '$a'")
+	a=$(in_ns "$h" ip -6 route show table local type local "$VIP6_NET")
+	[[ $a == "local $VIP6_NET dev lo "* ]] || bad+=("$h: route '$a'")
 done
 a=$(in_ns lb ip -br addr show "$LB_IF")
 [[ $a == *" $LB_IP4/24 "* && $a == *" $LB_IP6/64 "* ]] || bad+=("lb: $a")

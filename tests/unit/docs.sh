@@ -66,7 +66,7 @@ copy
 tap_check "a copy of the docs without a fault passes" "${CHECK[@]}" --root "$tmp/t"
 
 # Names of missing pages are put together here, so that this file names none.
-guide=docs/guide
+guide=docs/walkthrough
 copy
 printf 'See [the guide](%s.md).\n' "$guide" >>"$tmp/t/README.md"
 faulty "a link to a missing file fails" \

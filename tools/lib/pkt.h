@@ -33,7 +33,8 @@
  * field names the first inconsistent field ("ip4.csum", "udp.len",
  * "gue.hlen", ...); pkt_err_is() compares it.
  *
- * Userspace only (tools/lib/pkt.c); nothing of the product links it.
+ * Userspace only (tools/lib/pkt.c); xlbd and xlbctl do not link it.  xlb-backend
+ * builds its probe (a tunnel packet it sends itself) with pkt_build_encap().
  */
 #ifndef XLB_PKT_H
 #define XLB_PKT_H

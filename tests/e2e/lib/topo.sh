@@ -30,10 +30,11 @@
 #   Every host's interface is eth0, MAC 02:00:0a:c8:00:<last octet>.
 #   VIPs: 10.200.100.0/24 and fd00:200:100::/64 (VIP4 = 10.200.100.1,
 #   VIP6 = fd00:200:100::1).  Clients route them via the LB (10.200.0.2,
-#   fd00:200::2).  Backends have the whole VIP ranges local on lo, strip
-#   tunnels with build/xlb_decap.bpf.o (XDP on eth0; IPIP, 6in4, 4in6,
-#   ip6ip6 and GUE on UDP 6080) and reply to clients directly, on the
-#   segment (direct server return).  The LB forwards (ip_forward, IPv6
+#   fd00:200::2).  Backends are set up by build/xlb-backend, as an
+#   operator would: the whole VIP ranges local on lo, tunnels stripped by
+#   the decap program (XDP on eth0; IPIP, 6in4, 4in6, ip6ip6 and GUE on
+#   UDP 6080), and they reply to clients directly, on the segment (direct
+#   server return); topo_check runs `xlb-backend check` on each.  The LB forwards (ip_forward, IPv6
 #   forwarding) so that the data path's FIB fallback works.
 #
 # Hosts may be named short (c1, lb, b3, sw) or in full in every helper.
@@ -296,11 +297,9 @@ topo_up() {
 	if [[ $TOPO_UP -eq 1 ]]; then
 		topo_err "already up ($TOPO_PREFIX); topo_down first"; return 1
 	fi
-	if [[ $decap -eq 1 && ! -f $XLB_BIN/xlb_decap.bpf.o ]]; then
-		topo_err "$XLB_BIN/xlb_decap.bpf.o is missing; run 'make'"; return 1
-	fi
-	if [[ ! -x $XLB_BIN/xlb-traffic ]]; then
-		topo_err "$XLB_BIN/xlb-traffic is missing; run 'make'"; return 1
+	if [[ ! -x $XLB_BIN/xlb-traffic || ! -x $XLB_BIN/xlb-backend ]]; then
+		topo_err "$XLB_BIN/xlb-traffic or xlb-backend is missing; run 'make'"
+		return 1
 	fi
 	topo_clean_leftovers || return 1
 
@@ -406,31 +405,46 @@ topo_build() {
 		host=${BACKENDS[i]}
 		topo_link "$host" "02:00:0a:c8:00:$(printf %02x $((21 + i)))" \
 			"${BACKEND_IP4[i]}" "${BACKEND_IP6[i]}" "$mtu" || return 1
-		# The VIP ranges are local (lo); ARP answers only for eth0's
-		# own address, with it as source (the classic DSR settings).
 		in_ns "$host" bash -e -c "
 			ethtool -K eth0 tx off >/dev/null
 			for c in all eth0; do
-				sysctl -qw net.ipv4.conf.\$c.arp_ignore=1
-				sysctl -qw net.ipv4.conf.\$c.arp_announce=2
 				sysctl -qw net.ipv4.conf.\$c.accept_local=1
 			done
-			ip addr add $VIP4/${VIP4_NET#*/} dev lo
-			ip addr add $VIP6/128 dev lo
-			ip -6 route add local $VIP6_NET dev lo
 		" || return 1
 		if ((TOPO_EDGE)); then
 			edge_route_back "$host" || return 1
 		fi
-		if [[ $decap -eq 1 ]]; then
-			in_ns "$host" ip link set dev eth0 xdpdrv \
-				obj "$XLB_BIN/xlb_decap.bpf.o" sec xdp || return 1
-		fi
+		topo_backend_setup "$host" "$decap" || return 1
 	done
 }
 
+# The files of HOST's xlb-backend (configuration, state, output) in TOPO_DIR.
+topo_backend_files() {
+	echo "--config $TOPO_DIR/backend-$1.conf --state $TOPO_DIR/backend-$1.state"
+}
+
+# topo_backend_setup HOST DECAP: the backend as an operator sets one up,
+# with xlb-backend (tools/xlb-backend): the VIP ranges local on lo, ARP
+# answers only for eth0's own address, with it as source, no strict
+# reverse-path filter, and (DECAP 1) xlb_decap on eth0 in native mode.
+topo_backend_setup() {
+	local host=$1 mode=xdp log=$TOPO_DIR/backend-$1.log
+
+	[[ $2 -eq 1 ]] || mode=none
+	# shellcheck disable=SC2046	# the files are two options each
+	if ! in_ns "$host" "$XLB_BIN/xlb-backend" setup $(topo_backend_files "$host") \
+		--dev eth0 --mode "$mode" $([[ $mode == xdp ]] && echo --xdp-mode native) \
+		"$VIP4" "$VIP4_NET" "$VIP6" "$VIP6_NET" >"$log" 2>&1; then
+		topo_err "xlb-backend setup failed on $host:"
+		sed 's/^/#   /' "$log" >&2
+		return 1
+	fi
+}
+
 # Every host reaches the LB over IPv4 and IPv6 (this also fills the LB's
-# neighbour table), and the first client reaches every backend.
+# neighbour table), the first client reaches every backend, and every
+# backend passes `xlb-backend check` (its probes: a tunnel packet of each
+# kind through eth0's decap program to each VIP).
 topo_check() {
 	local host ok=0 i
 
@@ -444,6 +458,15 @@ topo_check() {
 		if ! topo_ping c1 "${BACKEND_IP4[i]}" ||
 		   ! topo_ping c1 "${BACKEND_IP6[i]}"; then
 			topo_err "c1 cannot reach ${BACKENDS[i]}"
+			ok=1
+		fi
+	done
+	for host in "${BACKENDS[@]}"; do
+		# shellcheck disable=SC2046
+		if ! in_ns "$host" "$XLB_BIN/xlb-backend" check \
+			$(topo_backend_files "$host") >"$TOPO_DIR/check-$host.log" 2>&1; then
+			topo_err "xlb-backend check fails on $host:"
+			grep -v '^ok' "$TOPO_DIR/check-$host.log" | sed 's/^/#   /' >&2
 			ok=1
 		fi
 	done
