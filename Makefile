@@ -401,16 +401,23 @@ install: $(PROGRAMS)
 # xlb, xlb-redirect-dkms (debian/), built by dpkg-buildpackage from a copy
 # of the tree in $(O)/deb/src (it writes its packages beside the tree it
 # builds), then checked by lintian: an error fails the goal.  The packages,
-# the source package and lintian's report end up in $(O)/deb/.
+# the source package and lintian's report end up in $(O)/deb/, built again
+# when a file of the tree (git's list, else every file) is newer.  The vm
+# tier installs them in a Debian 12 guest (tests/vm/pkg.sh).
 DEB_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 DEB_DIR     := $(O)/deb
 DEB_SRC     := $(DEB_DIR)/src/xlb-$(DEB_VERSION)
+DEB_STAMP   := $(DEB_DIR)/.built
 DEB_JOBS    ?= 2
+DEB_INPUTS   = $(wildcard $(shell git ls-files 2>/dev/null || \
+		find . -path ./$(O) -prune -o -type f -print))
 
 .PHONY: deb
-deb:
+deb: $(DEB_STAMP)
+
+$(DEB_STAMP): $(DEB_INPUTS)
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
-	tar -c --exclude=./$(O) --exclude=./.git --exclude-vcs -f - . | \
+	tar -c --exclude=./$(O) --exclude-vcs --exclude-vcs-ignores -f - . | \
 		tar -x -C $(DEB_SRC)
 	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 		dpkg-buildpackage -us -uc -j$(DEB_JOBS)
@@ -418,6 +425,9 @@ deb:
 	rm -rf $(DEB_DIR)/src
 	lintian --fail-on error $(DEB_DIR)/xlb_$(DEB_VERSION)_*.changes \
 		>$(DEB_DIR)/lintian.txt; rc=$$?; cat $(DEB_DIR)/lintian.txt; exit $$rc
+	touch $@
+
+test test-vm vmtest: $(DEB_STAMP)
 
 clean:
 	rm -rf $(O)
