@@ -12,8 +12,10 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 O        := build
 
+# CPPFLAGS and LDFLAGS as the environment gives them (dpkg-buildpackage's
+# hardening flags, debian/rules)
 CFLAGS   ?= -O2 -g
-XLB_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
+XLB_CFLAGS := $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE \
 	      -Iuser/lib -Ibpf -I$(O)
 # header dependencies, written by the compiler beside each target ($@.d)
 DEPFLAGS  = -MMD -MP -MF $@.d
@@ -90,13 +92,14 @@ DEPS_test-unit := build unit fuzz $(if $(ROOT),e2e bench)
 DEPS_test-unit-asan := build unit
 DEPS_fuzz   := build fuzz
 DEPS_kmod   := kmod
+DEPS_deb    := build pkg
 DEPS_test-bpf := build unit bpf
 DEPS_test-net := build unit net
 DEPS_test-daemon := build unit daemon
 DEPS_test-e2e := build e2e
-DEPS_test-vm := build unit vm kmod
+DEPS_test-vm := build unit vm kmod pkg
 DEPS_vmtest := $(DEPS_test-vm)
-DEPS_test   := build unit fuzz bpf net daemon e2e vm kmod bench
+DEPS_test   := build unit fuzz bpf net daemon e2e vm kmod pkg bench
 DEPS_demo   := build e2e
 DEPS_demo-cluster := build e2e
 DEPS_bench  := build e2e bench
@@ -158,19 +161,19 @@ $(LIBXLB): $(LIBXLB_OBJS)
 	$(AR) rcs $@ $^
 
 $(O)/xlbd: $(XLBD_OBJS) $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_XLB)
+	$(CC) $(XLB_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_XLB)
 
 $(O)/xlbctl: $(XLBCTL_OBJS) $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_XLB)
+	$(CC) $(XLB_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_XLB)
 
 $(O)/xlb-bench: $(BENCH_OBJS) $(PKT_OBJ) $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_XLB)
+	$(CC) $(XLB_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_XLB)
 
 $(O)/xlb-traffic: $(TRAFFIC_OBJS) $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $^ -lpthread -lm
+	$(CC) $(XLB_CFLAGS) $(LDFLAGS) -o $@ $^ -lpthread -lm
 
 $(O)/xlb-analyze: $(ANALYZE_OBJS) $(LIBXLB)
-	$(CC) $(XLB_CFLAGS) -o $@ $^ $(LDLIBS_XLB)
+	$(CC) $(XLB_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_XLB)
 
 # the backend-host tool: the decap program is built in (its skeleton)
 $(O)/xlb-backend: $(BACKEND_OBJS) $(PKT_OBJ)
@@ -409,8 +412,41 @@ install: $(PROGRAMS) $(O)/xlb-backend
 		dist/xlbd.service > $(DESTDIR)$(UNITDIR)/xlbd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/xlbd.service
 
+# --- Debian packages ----------------------------------------------------------
+# xlb, xlb-redirect-dkms (debian/), built by dpkg-buildpackage from a copy
+# of the tree in $(O)/deb/src (it writes its packages beside the tree it
+# builds), then checked by lintian: an error fails the goal.  The packages,
+# the source package and lintian's report end up in $(O)/deb/, built again
+# when a file of the tree (git's list, else every file) is newer.  The vm
+# tier installs them in a Debian 12 guest (tests/vm/pkg.sh).
+DEB_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+DEB_DIR     := $(O)/deb
+DEB_SRC     := $(DEB_DIR)/src/xlb-$(DEB_VERSION)
+DEB_STAMP   := $(DEB_DIR)/.built
+DEB_JOBS    ?= 2
+DEB_INPUTS   = $(wildcard $(shell git ls-files 2>/dev/null || \
+		find . -path ./$(O) -prune -o -type f -print))
+
+.PHONY: deb
+deb: $(DEB_STAMP)
+
+$(DEB_STAMP): $(DEB_INPUTS)
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	tar -c --exclude=./$(O) --exclude-vcs --exclude-vcs-ignores -f - . | \
+		tar -x -C $(DEB_SRC)
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -us -uc -j$(DEB_JOBS)
+	mv $(DEB_DIR)/src/*_* $(DEB_DIR)/
+	rm -rf $(DEB_DIR)/src
+	lintian --fail-on error $(DEB_DIR)/xlb_$(DEB_VERSION)_*.changes \
+		>$(DEB_DIR)/lintian.txt; rc=$$?; cat $(DEB_DIR)/lintian.txt; exit $$rc
+	touch $@
+
+test test-vm vmtest: $(DEB_STAMP)
+
 clean:
 	rm -rf $(O)
 
-# what the compilers said each target includes
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+# what the compilers said each target includes (not the Debian root the
+# package test keeps in $(O)/pkg, whose /etc holds directories named *.d)
+-include $(shell find $(O) -path $(O)/pkg -prune -o -name '*.d' -type f -print 2>/dev/null)

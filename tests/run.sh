@@ -34,7 +34,7 @@ tier_deps() {
 	case "$1" in
 	unit)           echo unit fuzz ;;
 	unit-asan)      echo unit ;;
-	vm)             echo vm kmod ;;
+	vm)             echo vm kmod pkg ;;
 	*)              echo "$1" ;;
 	esac
 }

@@ -9,7 +9,8 @@
 # unit tiers: the kselftest harness, python3, the man page checks, plots),
 # fuzz, bpf, net, daemon, e2e (real traffic, make demo), vm (qemu guests
 # of Debian's kernels 6.1 and 6.12), kmod (the module's kernel headers,
-# both kernels), bench.  Without an option it installs what is missing
+# both kernels), pkg (make deb; the vm tier's test of the packages in a
+# Debian 12 root), bench.  Without an option it installs what is missing
 # (as root; idempotent: it asks apt only for what dpkg does not have).
 # --check installs nothing and fails, naming the missing packages;
 # --missing prints them (nothing when all are there).
@@ -30,14 +31,16 @@ declare -A GROUP=(
 	      busybox-static kmod cpio linux-source-6.1 linux-source-6.12
 	      xz-utils"
 	[kmod]="linux-headers-amd64 linux-headers-6.12-amd64"
+	[pkg]="debhelper dh-dkms dpkg-dev lintian debootstrap
+	       debian-archive-keyring"
 	[bench]="gnuplot-nox python3"
 )
-ORDER="build unit fuzz bpf net daemon e2e vm kmod bench"
+ORDER="build unit fuzz bpf net daemon e2e vm kmod pkg bench"
 
 mode=install
 case ${1:-} in
 --check | --missing) mode=${1#--}; shift ;;
--h | --help) sed -n '4,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
+-h | --help) sed -n '4,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
 esac
 groups=("$@")
 [[ ${#groups[@]} -gt 0 ]] || read -r -a groups <<<"$ORDER"
