@@ -72,6 +72,7 @@ struct xlbd_beid {
 	uint8_t encap;
 	__be32 addr[4];
 	bool nh_ok;		/* next hop resolved and written */
+	bool written;		/* the map's entry is this one's */
 	struct xlb_nh nh;
 };
 
@@ -196,6 +197,8 @@ struct xlbd {
 	struct xlbd_beid *beids;	/* XLB_MAX_BACKENDS */
 	uint32_t *beid_hash;		/* open addressing, id + 1, 0 empty */
 	uint32_t beid_hash_size;
+	uint32_t beid_hi;		/* ids from here on are all free */
+	uint32_t beid_taken;		/* ids taken */
 	uint64_t next_hc_id;
 	struct xlbd_hc_ent *hc_index;	/* by hc_id: backend index */
 	size_t n_hc_index;
