@@ -82,12 +82,26 @@ static int ctl_call(struct ctl_bench *c, json_object *req,
 	return ret;
 }
 
-/* One command; *live_ms (if given) the daemon's request -> live time. */
+/*
+ * Where a change's time goes: the daemon's phases (its answer's
+ * "phases_ms", user/lib/proto.h), and what the client sees beyond them.
+ */
+static const char *const ctl_phases[] = {
+	"parse", "commit", "build", "publish", "pool", "reconcile", "save",
+	"runtime_save", "answer",
+};
+#define CTL_PHASES	(sizeof(ctl_phases) / sizeof(ctl_phases[0]))
+
+/*
+ * One command; *live_ms (if given) the daemon's request -> live time,
+ * ph (if given) its phases in the order of ctl_phases.
+ */
 static int ctl_exec_live(struct ctl_bench *c, const char *line,
-			 double *live_ms)
+			 double *live_ms, double *ph)
 {
 	json_object *req = json_object_new_object(), *res = NULL,
-		    *lines = json_object_new_array(), *v;
+		    *lines = json_object_new_array(), *v, *p;
+	size_t k;
 	int ret;
 
 	json_object_object_add(req, "cmd", json_object_new_string("exec"));
@@ -97,6 +111,10 @@ static int ctl_exec_live(struct ctl_bench *c, const char *line,
 	if (!ret && live_ms)
 		*live_ms = json_object_object_get_ex(res, "live_ms", &v) ?
 			   json_object_get_double(v) : -1;
+	for (k = 0; !ret && ph && k < CTL_PHASES; k++)
+		ph[k] = json_object_object_get_ex(res, "phases_ms", &p) &&
+			json_object_object_get_ex(p, ctl_phases[k], &v) ?
+			json_object_get_double(v) : -1;
 	json_object_put(req);
 	json_object_put(res);
 	return ret;
@@ -104,7 +122,7 @@ static int ctl_exec_live(struct ctl_bench *c, const char *line,
 
 static int ctl_exec(struct ctl_bench *c, const char *line)
 {
-	return ctl_exec_live(c, line, NULL);
+	return ctl_exec_live(c, line, NULL, NULL);
 }
 
 static int ctl_restore(struct ctl_bench *c, const char *text)
@@ -148,13 +166,19 @@ static char *ctl_config(int n_vips, int n_be, unsigned int m)
 static void ctl_print(const struct opts *o, const char *name, double *v,
 		      int n, const char *params, double goal)
 {
+	char g[32];
+
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	if (o->json)
-		printf("{\"bench\":\"control\",\"name\":\"%s\",\"unit\":\"ms\",\"median\":%.3f,\"min\":%.3f,\"max\":%.3f,\"runs\":%d,\"goal\":%.3f,\"params\":\"%s\"}\n",
-		       name, v[n / 2], v[0], v[n - 1], n, goal, params);
-	else
-		printf("%-26s %10.3f %10.3f %10.3f %5d %8.1f  %s\n", name,
-		       v[n / 2], v[0], v[n - 1], n, goal, params);
+	/* a part of a figure has no goal of its own (goal < 0) */
+	if (o->json) {
+		snprintf(g, sizeof(g), goal < 0 ? "null" : "%.3f", goal);
+		printf("{\"bench\":\"control\",\"name\":\"%s\",\"unit\":\"ms\",\"median\":%.3f,\"min\":%.3f,\"max\":%.3f,\"runs\":%d,\"goal\":%s,\"params\":\"%s\"}\n",
+		       name, v[n / 2], v[0], v[n - 1], n, g, params);
+	} else {
+		snprintf(g, sizeof(g), goal < 0 ? "-" : "%.1f", goal);
+		printf("%-26s %10.3f %10.3f %10.3f %5d %8s  %s\n", name,
+		       v[n / 2], v[0], v[n - 1], n, g, params);
+	}
 }
 
 static __u32 ctl_prog_on(const char *ifname)
@@ -169,14 +193,17 @@ static __u32 ctl_prog_on(const char *ifname)
 int bench_control(const struct opts *o)
 {
 	struct ctl_bench c = { 0 };
-	int runs = o->quick ? 3 : o->runs, n_vips = o->quick ? 20 : 1000;
+	int runs = o->runs, n_vips = o->quick ? 20 : 1000;
 	double *lat = calloc((size_t)runs, sizeof(double)), t0;
 	double *live = calloc((size_t)runs, sizeof(double));
+	double *ph = calloc((size_t)runs * (CTL_PHASES + 1), sizeof(double));
 	char *cfg, params[160], self[512], cmd[1024];
 	__u32 prog_before, prog_after;
 	int i, ret = 1;
 
-	if (!lat || !live)
+	size_t k;
+
+	if (!lat || !live || !ph)
 		return 1;
 	if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
 		return 1;
@@ -214,9 +241,12 @@ int bench_control(const struct opts *o)
 		snprintf(line, sizeof(line),
 			 "backend add 10.200.0.1:80/tcp 10.3.0.%d", i % 250 + 1);
 		t0 = xlb_mono_us();
-		if (ctl_exec_live(&c, line, &live[i]))
+		if (ctl_exec_live(&c, line, &live[i], &ph[i * (CTL_PHASES + 1)]))
 			goto out;
 		lat[i] = (xlb_mono_us() - t0) / 1e3;
+		/* the loop's wait and the socket: client time beyond answer */
+		ph[i * (CTL_PHASES + 1) + CTL_PHASES] =
+			lat[i] - ph[i * (CTL_PHASES + 1) + CTL_PHASES - 1];
 		snprintf(line, sizeof(line),
 			 "backend del 10.200.0.1:80/tcp 10.3.0.%d", i % 250 + 1);
 		if (ctl_exec(&c, line))
@@ -227,7 +257,28 @@ int bench_control(const struct opts *o)
 		  2);
 	ctl_print(o, "change_round_trip", lat, runs,
 		  "the same, client send -> answer (includes saving the configuration)",
-		  2);
+		  3);
+	for (k = 0; k <= CTL_PHASES; k++) {
+		static const char *const what[] = {
+			"request read -> checked new state",
+			"the commit without its tables",
+			"table build (longest)",
+			"table publication (longest)",
+			"builds and publications, wall time",
+			"reconcile around the builds",
+			"configuration saved durably",
+			"runtime file written (after the answer)",
+			"request read -> answer made",
+			"client time beyond the answer: event loop and socket",
+		};
+		char name[64];
+
+		for (i = 0; i < runs; i++)
+			lat[i] = ph[i * (CTL_PHASES + 1) + k];
+		snprintf(name, sizeof(name), "change.%s",
+			 k < CTL_PHASES ? ctl_phases[k] : "loop_and_socket");
+		ctl_print(o, name, lat, runs, what[k], -1);
+	}
 
 	/* a large config from scratch */
 	cfg = ctl_config(n_vips, 100, 65537);
@@ -299,5 +350,6 @@ out:
 		ret = 1;
 	free(lat);
 	free(live);
+	free(ph);
 	return ret;
 }

@@ -861,6 +861,7 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&d.lock);
 
 	ret = run(&d);
+	xlbd_save_wait(&d);		/* a save under way ends first */
 
 	xlbd_cluster_stop(&d);
 	xlbd_metrics_stop(&d);

@@ -235,6 +235,8 @@ static void vip_adopt(struct xlbd *d, struct xlbd_vip *rv,
 
 	a->used = true;
 	rv->id = a->val.id;
+	rv->entry = a->val;	/* what the VIP map holds */
+	rv->entry_ok = true;
 	p = xlbd_prev_find(d, xlb_vip_str(key, vs));
 	if (!p)
 		return;
@@ -529,6 +531,9 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 
 	/* accepted: from here on the maps follow */
 	commit_accept(d, &c);
+	/* the new state's durable save overlaps its tables */
+	if (d->save_on_accept)
+		xlbd_save_begin(d);
 	commit_health_checks(d, &c);
 	commit_global(d, &c);
 	xlbd_beid_sync(d);		/* backend entries new or changed */

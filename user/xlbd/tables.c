@@ -131,6 +131,10 @@ struct table_job {
 	int ret;
 	struct xlb_err err;
 	double build_ms, publish_ms;
+	double live_at;		/* unix seconds: the publication returned */
+	uint64_t fingerprint;	/* of t */
+	uint32_t members;	/* backends with slots in t */
+	long moved;		/* slots that moved from old, -1: unknown */
 };
 
 /* FNV-1a over everything a table depends on. */
@@ -252,42 +256,10 @@ static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
 	return 0;
 }
 
-/* On a worker: no daemon state is touched but the job and the maps. */
-static void table_work(struct xlb_dp *dp, struct table_job *j)
-{
-	double t0 = xlbd_now(), t1;
-
-	j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n, &j->err);
-	t1 = xlbd_now();
-	j->build_ms = (t1 - t0) * 1e3;
-	if (j->ret)
-		return;
-	if (j->old && j->t.size == j->old->size &&
-	    !memcmp(j->t.slots, j->old->slots,
-		    j->t.size * sizeof(*j->t.slots)))
-		return;
-	j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t, &j->map_id,
-					 &j->err);
-	j->publish_ms = (xlbd_now() - t1) * 1e3;
-	j->published = !j->ret;
-}
-
-struct table_jobs {
-	struct xlb_dp *dp;
-	struct table_job *jobs;
-};
-
-static void table_job_run(void *ctx, size_t k)
-{
-	struct table_jobs *tj = ctx;
-
-	table_work(tj->dp, &tj->jobs[k]);
-}
-
 /* Distinct primaries of t: one pass, whatever the number of backends. */
 static uint32_t table_members(const struct xlb_table *t)
 {
-	static uint64_t seen[(XLB_BACKEND_ID_MAX + 64) / 64];
+	uint64_t seen[(XLB_BACKEND_ID_MAX + 64) / 64];
 	uint32_t s, n = 0;
 
 	memset(seen, 0, sizeof(seen));
@@ -300,6 +272,51 @@ static uint32_t table_members(const struct xlb_table *t)
 		n++;
 	}
 	return n;
+}
+
+/*
+ * On a worker: no daemon state is touched but the job and the maps.  What
+ * the daemon shows of a table (fingerprint, members, slots moved) is
+ * computed here too, after the table is live.
+ */
+static void table_work(struct xlb_dp *dp, struct table_job *j)
+{
+	double t0 = xlbd_now(), t1;
+	bool same_size;
+
+	j->moved = -1;
+	j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n, &j->err);
+	t1 = xlbd_now();
+	j->build_ms = (t1 - t0) * 1e3;
+	if (j->ret)
+		return;
+	same_size = j->old && j->t.size == j->old->size;
+	if (!same_size || memcmp(j->t.slots, j->old->slots,
+				 j->t.size * sizeof(*j->t.slots))) {
+		j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t,
+						 &j->map_id, &j->err);
+		j->live_at = xlbd_now();
+		j->publish_ms = (j->live_at - t1) * 1e3;
+		j->published = !j->ret;
+		if (j->ret)
+			return;
+		if (same_size)
+			j->moved = (long)xlb_table_diff(j->old, &j->t);
+	}
+	j->fingerprint = xlb_table_fingerprint(&j->t, j->specs, j->n);
+	j->members = table_members(&j->t);
+}
+
+struct table_jobs {
+	struct xlb_dp *dp;
+	struct table_job *jobs;
+};
+
+static void table_job_run(void *ctx, size_t k)
+{
+	struct table_jobs *tj = ctx;
+
+	table_work(tj->dp, &tj->jobs[k]);
 }
 
 /* Back on the event loop; false when the job failed (err logged). */
@@ -321,9 +338,9 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 		rv->map_id = j->map_id;
 	}
 	/* how much of the table moved (not known for a table never read) */
-	if (j->published && rv->table.slots && rv->table.size == j->t.size)
-		snprintf(moved, sizeof(moved), ", %zu of %u slots moved",
-			 xlb_table_diff(&rv->table, &j->t), j->t.size);
+	if (j->published && j->moved >= 0)
+		snprintf(moved, sizeof(moved), ", %ld of %u slots moved",
+			 j->moved, j->t.size);
 	rv->inputs = j->inputs;
 	rv->lazy = false;
 	xlb_table_free(&rv->table);
@@ -333,8 +350,8 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 	rv->n_specs = j->n;
 	rv->params = j->p;
 	rv->published = true;
-	rv->fingerprint = xlb_table_fingerprint(&rv->table, rv->specs, rv->n_specs);
-	rv->in_table = table_members(&rv->table);
+	rv->fingerprint = j->fingerprint;
+	rv->in_table = j->members;
 	if (j->published)
 		log_info("VIP %s: table generation %llu published (built in %.1f ms, switched in %.1f ms), fingerprint 0x%016llx, %u backends in it%s",
 			 vs, (unsigned long long)rv->generation, j->build_ms,
@@ -356,23 +373,28 @@ static void vip_value(const struct xlbd *d, size_t vi, struct xlb_vip *out)
 	memcpy(out->src6, v->src6, sizeof(out->src6));
 }
 
+/* The VIP's entry, written when it differs from the one written last. */
 static int vip_entry_sync(struct xlbd *d, size_t vi, struct xlb_err *err)
 {
 	const struct xlb_vip_conf *v = &d->state.vips[vi];
-	struct xlb_vip want, cur;
+	struct xlbd_vip *rv = &d->rt_vips[vi];
+	struct xlb_vip want;
+	int ret;
 
 	vip_value(d, vi, &want);
-	if (!xlb_dp_vip_get(&d->dp, &v->key, &cur) &&
-	    !memcmp(&cur, &want, sizeof(cur)))
+	if (rv->entry_ok && !memcmp(&rv->entry, &want, sizeof(want)))
 		return 0;
-	return xlb_dp_vip_set(&d->dp, &v->key, &want, err);
+	ret = xlb_dp_vip_set(&d->dp, &v->key, &want, err);
+	rv->entry_ok = !ret;
+	rv->entry = want;
+	return ret;
 }
 
 
 void xlbd_reconcile(struct xlbd *d)
 {
 	struct table_job *jobs;
-	double t0 = xlbd_now();
+	double t0 = xlbd_now(), t_pool, live_at = 0;
 	size_t i, n = 0;
 	bool any = false;
 
@@ -397,7 +419,18 @@ void xlbd_reconcile(struct xlbd *d)
 	 * pool publishes on several threads: libxlb wants the hold for that.
 	 */
 	xlb_dp_vip_hold(&d->dp);
+	t_pool = xlbd_now();
 	xlbd_pool_run(n, table_job_run, &(struct table_jobs){ &d->dp, jobs });
+	d->ph.pool = (xlbd_now() - t_pool) * 1e3;
+	d->ph.build = d->ph.publish = 0;
+	for (i = 0; i < n; i++) {
+		if (jobs[i].build_ms > d->ph.build)
+			d->ph.build = jobs[i].build_ms;
+		if (jobs[i].publish_ms > d->ph.publish)
+			d->ph.publish = jobs[i].publish_ms;
+		if (jobs[i].published && jobs[i].live_at > live_at)
+			live_at = jobs[i].live_at;
+	}
 	for (i = 0; i < n; i++) {
 		if (!table_finish(d, &jobs[i])) {
 			d->publish_errors++;
@@ -425,15 +458,21 @@ void xlbd_reconcile(struct xlbd *d)
 	}
 	{
 		struct xlb_err err = { "" };
+		/* new entries, or tables of another size: live at the switch */
+		bool index = d->dp.vip_dirty;
 
 		if (xlb_dp_vip_release(&d->dp, &err)) {
 			d->publish_errors++;
 			d->dirty = true;
 			log_err("%s", err.msg);
+		} else if (index && any) {
+			live_at = xlbd_now();
 		}
 	}
+	d->ph.reconcile = (xlbd_now() - t0) * 1e3 - d->ph.pool;
 	if (any) {
-		d->last_publish_at = xlbd_now();
+		/* a table is live when the data path can see it */
+		d->last_publish_at = live_at;
 		d->updates++;
 		d->update_seconds_last = d->last_publish_at - t0;
 		d->update_seconds_sum += d->update_seconds_last;

@@ -94,6 +94,8 @@ struct xlbd_vip {
 	uint64_t inputs;		/* digest of params and specs */
 	uint32_t map_id;		/* the published table map */
 	bool lazy;			/* adopted: `table` not read yet */
+	bool entry_ok;			/* the VIP map holds `entry` */
+	struct xlb_vip entry;
 	bool prev_valid;		/* the previous daemon's record: */
 	uint64_t prev_inputs, prev_fp;
 	uint32_t prev_map_id, prev_in_table;
@@ -223,6 +225,13 @@ struct xlbd {
 	double started_at;
 	bool dirty;			/* tables to recompute */
 	bool runtime_dirty;		/* runtime file to rewrite */
+	bool save_on_accept;		/* xlbd_commit begins the save */
+	struct {			/* runtime.c: the save under way */
+		pthread_t th;
+		bool running;
+		char *text;
+		int ret;
+	} saver;
 	bool lenient_links;		/* start: a link that cannot be
 					 * attached is retried, not fatal */
 	bool stop;			/* leave the loop */
@@ -248,6 +257,17 @@ struct xlbd {
 	uint64_t ctl_next_serial;	/* of the clients accepted */
 	struct xlbd_client *ctl_current;	/* the client being handled */
 	double ctl_request_at;		/* unix seconds: its request came */
+	/*
+	 * Where the last change's time went, in ms: its request read and
+	 * applied to a copy of the state (parse), the commit without its
+	 * tables (commit), the tables' builds and publications (longest of
+	 * each, and the wall time of both on the pool), the reconcile's own
+	 * work around them, the durable save.  xlb-bench control prints it.
+	 */
+	struct xlbd_phases {
+		double parse, commit, build, publish, pool, reconcile, save;
+		double runtime_save;	/* the last runtime file written */
+	} ph;
 };
 
 double xlbd_now(void);			/* unix seconds, CLOCK_REALTIME */
@@ -287,7 +307,10 @@ void xlbd_backend_health(const struct xlbd *d, size_t i, struct xlb_health *h);
 
 /* runtime.c: persistence */
 
+/* Save the state durably: now, or begun now and waited for later. */
 int xlbd_save_state(struct xlbd *d);
+void xlbd_save_begin(struct xlbd *d);
+int xlbd_save_wait(struct xlbd *d);
 int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
 		   struct xlb_err *err);
 void xlbd_runtime_save(struct xlbd *d);
