@@ -92,6 +92,18 @@ static const char *const ctl_phases[] = {
 };
 #define CTL_PHASES	(sizeof(ctl_phases) / sizeof(ctl_phases[0]))
 
+/* The phases of an answer (ctl_phases order), -1 for those it lacks. */
+static void ctl_phases_of(json_object *res, double *ph)
+{
+	json_object *p, *v;
+	size_t k;
+
+	for (k = 0; ph && k < CTL_PHASES; k++)
+		ph[k] = json_object_object_get_ex(res, "phases_ms", &p) &&
+			json_object_object_get_ex(p, ctl_phases[k], &v) ?
+			json_object_get_double(v) : -1;
+}
+
 /*
  * One command; *live_ms (if given) the daemon's request -> live time,
  * ph (if given) its phases in the order of ctl_phases.
@@ -100,8 +112,7 @@ static int ctl_exec_live(struct ctl_bench *c, const char *line,
 			 double *live_ms, double *ph)
 {
 	json_object *req = json_object_new_object(), *res = NULL,
-		    *lines = json_object_new_array(), *v, *p;
-	size_t k;
+		    *lines = json_object_new_array(), *v;
 	int ret;
 
 	json_object_object_add(req, "cmd", json_object_new_string("exec"));
@@ -111,10 +122,8 @@ static int ctl_exec_live(struct ctl_bench *c, const char *line,
 	if (!ret && live_ms)
 		*live_ms = json_object_object_get_ex(res, "live_ms", &v) ?
 			   json_object_get_double(v) : -1;
-	for (k = 0; !ret && ph && k < CTL_PHASES; k++)
-		ph[k] = json_object_object_get_ex(res, "phases_ms", &p) &&
-			json_object_object_get_ex(p, ctl_phases[k], &v) ?
-			json_object_get_double(v) : -1;
+	if (!ret)
+		ctl_phases_of(res, ph);
 	json_object_put(req);
 	json_object_put(res);
 	return ret;
@@ -125,7 +134,8 @@ static int ctl_exec(struct ctl_bench *c, const char *line)
 	return ctl_exec_live(c, line, NULL, NULL);
 }
 
-static int ctl_restore(struct ctl_bench *c, const char *text)
+/* Replace the configuration by text; ph (if given) its phases. */
+static int ctl_restore_ph(struct ctl_bench *c, const char *text, double *ph)
 {
 	json_object *req = json_object_new_object(), *res = NULL;
 	int ret;
@@ -134,9 +144,16 @@ static int ctl_restore(struct ctl_bench *c, const char *text)
 	json_object_object_add(req, "text", json_object_new_string(text));
 	json_object_object_add(req, "name", json_object_new_string("bench"));
 	ret = ctl_call(c, req, &res);
+	if (!ret)
+		ctl_phases_of(res, ph);
 	json_object_put(req);
 	json_object_put(res);
 	return ret;
+}
+
+static int ctl_restore(struct ctl_bench *c, const char *text)
+{
+	return ctl_restore_ph(c, text, NULL);
 }
 
 /* Config text: n_vips VIPs of m slots with n_be backends each. */
@@ -181,6 +198,38 @@ static void ctl_print(const struct opts *o, const char *name, double *v,
 	}
 }
 
+/*
+ * The phases of runs answers (ph: CTL_PHASES + 1 per run, the last the
+ * client's time beyond the answer) as figures PREFIX.PHASE; v: scratch.
+ */
+static void ctl_print_phases(const struct opts *o, const char *prefix,
+			     const double *ph, double *v, int runs)
+{
+	static const char *const what[] = {
+		"request read -> checked new state",
+		"the commit without its tables",
+		"table build (longest)",
+		"table publication (longest)",
+		"builds and publications, wall time",
+		"reconcile around the builds",
+		"configuration saved durably (what is left of it after the tables)",
+		"runtime file written (after the answer)",
+		"request read -> answer made",
+		"client time beyond the answer: event loop and socket",
+	};
+	char name[64];
+	size_t k;
+	int i;
+
+	for (k = 0; k <= CTL_PHASES; k++) {
+		for (i = 0; i < runs; i++)
+			v[i] = ph[i * (CTL_PHASES + 1) + k];
+		snprintf(name, sizeof(name), "%s.%s", prefix,
+			 k < CTL_PHASES ? ctl_phases[k] : "loop_and_socket");
+		ctl_print(o, name, v, runs, what[k], -1);
+	}
+}
+
 static __u32 ctl_prog_on(const char *ifname)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
@@ -193,15 +242,16 @@ static __u32 ctl_prog_on(const char *ifname)
 int bench_control(const struct opts *o)
 {
 	struct ctl_bench c = { 0 };
-	int runs = o->runs, n_vips = o->quick ? 20 : 1000;
-	double *lat = calloc((size_t)runs, sizeof(double)), t0;
+	int runs = o->runs, n_vips = o->vips_given ? (int)o->vips[0] :
+				     o->quick ? 20 : 1000;
+	double *lat = calloc((size_t)(runs > 3 ? runs : 3), sizeof(double)), t0;
 	double *live = calloc((size_t)runs, sizeof(double));
-	double *ph = calloc((size_t)runs * (CTL_PHASES + 1), sizeof(double));
+	/* phases of each run; config_apply makes 3 runs whatever runs is */
+	double *ph = calloc((size_t)(runs > 3 ? runs : 3) * (CTL_PHASES + 1),
+			    sizeof(double));
 	char *cfg, params[160], self[512], cmd[1024];
 	__u32 prog_before, prog_after;
 	int i, ret = 1;
-
-	size_t k;
 
 	if (!lat || !live || !ph)
 		return 1;
@@ -258,43 +308,27 @@ int bench_control(const struct opts *o)
 	ctl_print(o, "change_round_trip", lat, runs,
 		  "the same, client send -> answer (includes saving the configuration)",
 		  3);
-	for (k = 0; k <= CTL_PHASES; k++) {
-		static const char *const what[] = {
-			"request read -> checked new state",
-			"the commit without its tables",
-			"table build (longest)",
-			"table publication (longest)",
-			"builds and publications, wall time",
-			"reconcile around the builds",
-			"configuration saved durably",
-			"runtime file written (after the answer)",
-			"request read -> answer made",
-			"client time beyond the answer: event loop and socket",
-		};
-		char name[64];
-
-		for (i = 0; i < runs; i++)
-			lat[i] = ph[i * (CTL_PHASES + 1) + k];
-		snprintf(name, sizeof(name), "change.%s",
-			 k < CTL_PHASES ? ctl_phases[k] : "loop_and_socket");
-		ctl_print(o, name, lat, runs, what[k], -1);
-	}
+	ctl_print_phases(o, "change", ph, lat, runs);
 
 	/* a large config from scratch */
 	cfg = ctl_config(n_vips, 100, 65537);
 	if (!cfg || ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
 		goto out;
 	for (i = 0; i < (o->quick ? 1 : 3); i++) {
+		double *p = &ph[i * (CTL_PHASES + 1)];
+
 		t0 = xlb_mono_us();
-		if (ctl_restore(&c, cfg))
+		if (ctl_restore_ph(&c, cfg, p))
 			goto out;
 		lat[i] = (xlb_mono_us() - t0) / 1e3;
+		p[CTL_PHASES] = lat[i] - p[CTL_PHASES - 1];
 		if (ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
 			goto out;
 	}
 	snprintf(params, sizeof(params),
 		 "%d VIPs x 100 backends, M=65537, Maglev, from empty", n_vips);
 	ctl_print(o, "config_apply", lat, o->quick ? 1 : 3, params, 1000);
+	ctl_print_phases(o, "config_apply", ph, lat, o->quick ? 1 : 3);
 
 	/* restart: kill -9, start again, first answer; forwarding stays */
 	for (i = 0; i < runs; i++) {	/* first with one VIP of 100 */
