@@ -271,10 +271,15 @@ static struct xlbd_prev *prev_add(struct xlbd *d, const char *key,
 {
 	struct xlbd_prev *p;
 
-	p = realloc(d->prev, (d->n_prev + 1) * sizeof(*p));
-	if (!p)
-		return NULL;
-	d->prev = p;
+	if (d->n_prev == d->cap_prev) {
+		size_t cap = d->cap_prev ? 2 * d->cap_prev : 256;
+
+		p = realloc(d->prev, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		d->prev = p;
+		d->cap_prev = cap;
+	}
 	p = &d->prev[d->n_prev++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->key, sizeof(p->key), "%s", key);

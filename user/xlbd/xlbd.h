@@ -212,10 +212,10 @@ struct xlbd {
 	uint32_t prog_id;
 	struct xdp_program *xprog;
 	bool adopted;			/* the maps were pinned already */
-	struct xlbd_adopted *adopted_vips;	/* their VIPs */
-	size_t n_adopted_vips;
+	struct xlbd_adopted *adopted_vips;	/* their VIPs, by key */
+	size_t n_adopted_vips, cap_adopted_vips;
 	struct xlbd_prev *prev;		/* sorted by key */
-	size_t n_prev;
+	size_t n_prev, cap_prev;
 	bool state_loaded;		/* started from state.conf */
 	bool ready;			/* started: maps and state usable */
 	struct xlb_hc *hc;
