@@ -135,6 +135,8 @@ struct table_job {
 	uint64_t fingerprint;	/* of t */
 	uint32_t members;	/* backends with slots in t */
 	long moved;		/* slots that moved from old, -1: unknown */
+	/* the job with the same inputs that builds for both, or NULL */
+	const struct table_job *twin;
 };
 
 /* FNV-1a over everything a table depends on. */
@@ -275,19 +277,39 @@ static uint32_t table_members(const struct xlb_table *t)
 }
 
 /*
- * On a worker: no daemon state is touched but the job and the maps.  What
- * the daemon shows of a table (fingerprint, members, slots moved) is
- * computed here too, after the table is live.
+ * On workers: no daemon state is touched but the job and the maps.  A
+ * table is built (or copied from its twin's), then published; what the
+ * daemon shows of it (fingerprint, members, slots moved) is computed
+ * after it is live.
  */
-static void table_work(struct xlb_dp *dp, struct table_job *j)
+static void table_build(struct table_job *j)
 {
-	double t0 = xlbd_now(), t1;
-	bool same_size;
+	double t0 = xlbd_now();
 
 	j->moved = -1;
-	j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n, &j->err);
-	t1 = xlbd_now();
-	j->build_ms = (t1 - t0) * 1e3;
+	if (j->twin) {	/* built already: the same inputs, the same table */
+		j->ret = j->twin->ret;
+		j->err = j->twin->err;
+		j->t.size = j->twin->t.size;
+		j->t.slots = j->ret ? NULL :
+			     malloc(j->t.size * sizeof(*j->t.slots));
+		if (!j->ret && !j->t.slots)
+			j->ret = xlb_errf(&j->err, ENOMEM, "out of memory");
+		if (!j->ret)
+			memcpy(j->t.slots, j->twin->t.slots,
+			       j->t.size * sizeof(*j->t.slots));
+	} else {
+		j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n,
+					 &j->err);
+	}
+	j->build_ms = (xlbd_now() - t0) * 1e3;
+}
+
+static void table_publish(struct xlb_dp *dp, struct table_job *j)
+{
+	double t1 = xlbd_now();
+	bool same_size;
+
 	if (j->ret)
 		return;
 	same_size = j->old && j->t.size == j->old->size;
@@ -310,13 +332,70 @@ static void table_work(struct xlb_dp *dp, struct table_job *j)
 struct table_jobs {
 	struct xlb_dp *dp;
 	struct table_job *jobs;
+	const size_t *order;	/* of the jobs in this run */
 };
 
-static void table_job_run(void *ctx, size_t k)
+static void table_build_run(void *ctx, size_t k)
 {
 	struct table_jobs *tj = ctx;
 
-	table_work(tj->dp, &tj->jobs[k]);
+	table_build(&tj->jobs[tj->order[k]]);
+}
+
+static void table_publish_run(void *ctx, size_t k)
+{
+	struct table_jobs *tj = ctx;
+
+	table_publish(tj->dp, &tj->jobs[k]);
+}
+
+static bool params_equal(const struct xlb_table_params *a,
+			 const struct xlb_table_params *b)
+{
+	return a->algo == b->algo && a->size == b->size &&
+	       a->vnodes == b->vnodes && a->key.k0 == b->key.k0 &&
+	       a->key.k1 == b->key.k1;
+}
+
+/*
+ * Tables are a function of their inputs: of jobs with the same inputs
+ * (VIPs of one backend pool, say a service on several ports) the first
+ * builds and the others copy its table.  order gets the builders first,
+ * then the copies; returns how many build.
+ */
+static size_t table_twins(struct table_job *jobs, size_t n, size_t *order)
+{
+	size_t cap = 16, i, k, built = 0, copies = 0, *slot;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	slot = calloc(cap, sizeof(*slot));	/* job index + 1, 0 empty */
+	for (i = 0; i < n; i++) {
+		struct table_job *j = &jobs[i];
+
+		j->twin = NULL;
+		for (k = j->inputs & (cap - 1); slot && slot[k];
+		     k = (k + 1) & (cap - 1)) {
+			const struct table_job *o = &jobs[slot[k] - 1];
+
+			if (o->inputs == j->inputs &&
+			    params_equal(&o->p, &j->p) &&
+			    specs_equal(o->specs, o->n, j->specs, j->n)) {
+				j->twin = o;
+				break;
+			}
+		}
+		if (slot && !j->twin)
+			slot[k] = i + 1;
+	}
+	free(slot);
+	for (i = 0; i < n; i++)
+		if (!jobs[i].twin)
+			order[built++] = i;
+	for (i = 0; i < n; i++)
+		if (jobs[i].twin)
+			order[built + copies++] = i;
+	return built;
 }
 
 /* Back on the event loop; false when the job failed (err logged). */
@@ -394,6 +473,7 @@ static int vip_entry_sync(struct xlbd *d, size_t vi, struct xlb_err *err)
 void xlbd_reconcile(struct xlbd *d)
 {
 	struct table_job *jobs;
+	size_t *order;
 	double t0 = xlbd_now(), t_pool, live_at = 0;
 	size_t i, n = 0;
 	bool any = false;
@@ -420,7 +500,28 @@ void xlbd_reconcile(struct xlbd *d)
 	 */
 	xlb_dp_vip_hold(&d->dp);
 	t_pool = xlbd_now();
-	xlbd_pool_run(n, table_job_run, &(struct table_jobs){ &d->dp, jobs });
+	order = calloc(n ? n : 1, sizeof(*order));
+	if (order) {
+		/*
+		 * The builders on a thread per core, then the copies of
+		 * their tables; the publications, which mostly wait for the
+		 * kernel, on many threads.
+		 */
+		size_t built = table_twins(jobs, n, order);
+		struct table_jobs tj = { &d->dp, jobs, order };
+
+		xlbd_pool_run(xlbd_cores(), built, table_build_run, &tj);
+		tj.order = order + built;
+		xlbd_pool_run(xlbd_cores(), n - built, table_build_run, &tj);
+		xlbd_pool_run(XLBD_POOL_THREADS, n, table_publish_run, &tj);
+		free(order);
+	} else {
+		for (i = 0; i < n; i++) {
+			jobs[i].twin = NULL;
+			table_build(&jobs[i]);
+			table_publish(&d->dp, &jobs[i]);
+		}
+	}
 	d->ph.pool = (xlbd_now() - t_pool) * 1e3;
 	d->ph.build = d->ph.publish = 0;
 	for (i = 0; i < n; i++) {
@@ -495,5 +596,6 @@ static void unpublish_one(void *ctx, size_t k)
 /* Remove the tables of VIP ids (their entries gone), on the worker pool. */
 void xlbd_tables_unpublish(struct xlbd *d, const uint32_t *ids, size_t n)
 {
-	xlbd_pool_run(n, unpublish_one, &(struct unpublish){ &d->dp, ids });
+	xlbd_pool_run(XLBD_POOL_THREADS, n, unpublish_one,
+		      &(struct unpublish){ &d->dp, ids });
 }

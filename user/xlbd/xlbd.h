@@ -359,10 +359,13 @@ void xlbd_links_commit(struct xlbd *d, struct xlbd_link *nl, size_t n);
 /* Attach the links that are not attached yet (periodic). */
 void xlbd_links_retry(struct xlbd *d);
 
-/* pool.c: fn(ctx, k) for every k < n on up to XLBD_POOL_THREADS threads,
- * the caller one of them; returns when all are done. */
-#define XLBD_POOL_THREADS	16
-void xlbd_pool_run(size_t n, void (*fn)(void *ctx, size_t k), void *ctx);
+/* pool.c: fn(ctx, k) for every k < n on up to threads threads (at most
+ * XLBD_POOL_THREADS), the caller one of them; returns when all are done. */
+#define XLBD_POOL_THREADS	64
+void xlbd_pool_run(size_t threads, size_t n,
+		   void (*fn)(void *ctx, size_t k), void *ctx);
+/* The CPUs xlbd may run on: threads for work that computes. */
+size_t xlbd_cores(void);
 
 /* control.c */
 int xlbd_control_open(struct xlbd *d, int epfd);
