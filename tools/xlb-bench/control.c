@@ -156,8 +156,12 @@ static int ctl_restore(struct ctl_bench *c, const char *text)
 	return ctl_restore_ph(c, text, NULL);
 }
 
-/* Config text: n_vips VIPs of m slots with n_be backends each. */
-static char *ctl_config(int n_vips, int n_be, unsigned int m)
+/*
+ * Config text: n_vips VIPs of m slots with n_be backends each, the same
+ * n_be for every VIP, or (distinct) a window of n_be of 1000 addresses
+ * that starts at 7 v mod 1000 for VIP v: 1000 VIPs, 1000 other tables.
+ */
+static char *ctl_config_of(int n_vips, int n_be, unsigned int m, int distinct)
 {
 	size_t cap = (size_t)n_vips * (size_t)(n_be + 1) * 64 + 256, len = 0;
 	char *t = malloc(cap);
@@ -171,13 +175,21 @@ static char *ctl_config(int n_vips, int n_be, unsigned int m)
 		len += (size_t)snprintf(t + len, cap - len,
 					"vip add 10.200.%d.%d:80/tcp table-size %u\n",
 					v / 250, v % 250 + 1, m);
-		for (b = 0; b < n_be; b++)
+		for (b = 0; b < n_be; b++) {
+			int a = distinct ? (7 * v + b) % 1000 : b;
+
 			len += (size_t)snprintf(t + len, cap - len,
 						"backend add 10.200.%d.%d:80/tcp 10.1.%d.%d\n",
-						v / 250, v % 250 + 1, b / 250,
-						b % 250 + 1);
+						v / 250, v % 250 + 1, a / 250,
+						a % 250 + 1);
+		}
 	}
 	return t;
+}
+
+static char *ctl_config(int n_vips, int n_be, unsigned int m)
+{
+	return ctl_config_of(n_vips, n_be, m, 0);
 }
 
 static void ctl_print(const struct opts *o, const char *name, double *v,
@@ -326,9 +338,36 @@ int bench_control(const struct opts *o)
 			goto out;
 	}
 	snprintf(params, sizeof(params),
-		 "%d VIPs x 100 backends, M=65537, Maglev, from empty", n_vips);
+		 "%d VIPs x the same 100 backends, M=65537, Maglev, from empty",
+		 n_vips);
 	ctl_print(o, "config_apply", lat, o->quick ? 1 : 3, params, 1000);
 	ctl_print_phases(o, "config_apply", ph, lat, o->quick ? 1 : 3);
+
+	/* the same with a table of its own for every VIP: no build shared */
+	free(cfg);
+	cfg = ctl_config_of(n_vips, 100, 65537, 1);
+	for (i = 0; cfg && i < (o->quick ? 1 : 3); i++) {
+		double *p = &ph[i * (CTL_PHASES + 1)];
+
+		t0 = xlb_mono_us();
+		if (ctl_restore_ph(&c, cfg, p))
+			goto out;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
+		p[CTL_PHASES] = lat[i] - p[CTL_PHASES - 1];
+		if (ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
+			goto out;
+	}
+	free(cfg);
+	cfg = ctl_config(n_vips, 100, 65537);
+	if (!cfg)
+		goto out;
+	snprintf(params, sizeof(params),
+		 "%d VIPs x 100 backends, each VIP its own set of 1000 addresses, M=65537, Maglev, from empty",
+		 n_vips);
+	ctl_print(o, "config_apply_distinct", lat, o->quick ? 1 : 3, params,
+		  1000);
+	ctl_print_phases(o, "config_apply_distinct", ph, lat,
+			 o->quick ? 1 : 3);
 
 	/* restart: kill -9, start again, first answer; forwarding stays */
 	for (i = 0; i < runs; i++) {	/* first with one VIP of 100 */
