@@ -12,6 +12,7 @@
 
 #include <bpf/bpf.h>
 
+#include "config.h"
 #include "xlbd.h"
 
 static uint32_t beid_hash_of(uint8_t family, uint8_t encap,
@@ -265,14 +266,85 @@ void xlbd_beid_sync(struct xlbd *d)
 	}
 }
 
-/* Clear the entries of ids nobody uses any more; they are free again. */
+static bool hop_same(const struct xlb_nh *a, const struct xlb_nh *b)
+{
+	return a->ifindex == b->ifindex && a->family == b->family &&
+	       !memcmp(a->via, b->via, sizeof(a->via));
+}
+
+/*
+ * The neighbour entries resolution made for the next hops of freed ids
+ * (n of them, in hops) go when no id in use goes through them (on-link
+ * backends are their own next hop; a gateway serves many).
+ */
+static void hops_release(struct xlbd *d, const struct xlb_nh *hops, size_t n)
+{
+	struct xlb_nh *used = NULL;
+	size_t k, j, n_used = 0;
+	uint32_t i;
+
+	if (!n)
+		return;
+	used = calloc(d->beid_taken ? d->beid_taken : 1, sizeof(*used));
+	if (!used)
+		return;		/* kept: the kernel probes them, no harm */
+	for (i = 0; i < d->beid_hi; i++) {
+		const struct xlbd_beid *b = &d->beids[i];
+
+		if (b->refs && n_used < d->beid_taken &&
+		    !xlb_neigh_hop(d->neigh, b->family, b->addr,
+				   &used[n_used], NULL))
+			n_used++;
+	}
+	for (k = 0; k < n; k++) {
+		struct xlb_err e = { "" };
+		char a[XLB_ADDR_STR_MAX];
+		bool skip = false;
+		int ret;
+
+		/* still needed, or released already for another freed id */
+		for (j = 0; j < n_used && !skip; j++)
+			skip = hop_same(&hops[k], &used[j]);
+		for (j = 0; j < k && !skip; j++)
+			skip = hop_same(&hops[k], &hops[j]);
+		if (skip)
+			continue;
+		ret = xlb_neigh_release(d->neigh, &hops[k], &e);
+		if (ret < 0)
+			log_warn("%s", e.msg);
+		else if (ret)
+			log_info("next hop %s: its neighbour entry removed (no backend goes through it)",
+				 xlb_addr_str(hops[k].family, hops[k].via, a));
+	}
+	free(used);
+}
+
+/*
+ * Clear the entries of ids nobody uses any more; they are free again, and
+ * so are the neighbour entries made for them.
+ */
 void xlbd_beid_release(struct xlbd *d)
 {
+	struct xlb_nh *hops = NULL;
+	size_t n_hops = 0, cap = 0;
 	uint32_t i;
 
 	for (i = 0; i < d->beid_hi; i++) {
 		if (d->beids[i].refs || !d->beids[i].family)
 			continue;
+		if (d->neigh && n_hops == cap) {
+			struct xlb_nh *h = realloc(hops, (cap ? 2 * cap : 16) *
+							 sizeof(*h));
+
+			if (h) {
+				hops = h;
+				cap = cap ? 2 * cap : 16;
+			}
+		}
+		if (d->neigh && n_hops < cap &&
+		    !xlb_neigh_hop(d->neigh, d->beids[i].family,
+				   d->beids[i].addr, &hops[n_hops], NULL))
+			n_hops++;
 		xlb_dp_backend_clear(&d->dp, (uint16_t)i);
 		beid_hash_remove(d, (uint16_t)i);
 		memset(&d->beids[i], 0, sizeof(d->beids[i]));
@@ -280,6 +352,8 @@ void xlbd_beid_release(struct xlbd *d)
 	}
 	while (d->beid_hi && !beid_taken(&d->beids[d->beid_hi - 1]))
 		d->beid_hi--;
+	hops_release(d, hops, n_hops);
+	free(hops);
 }
 
 /* Re-resolve the next hop of every id in use; write what changed. */
