@@ -1006,6 +1006,24 @@ static __u32 xdp_prog_on(struct env *e, const char *ifname)
 	}
 }
 
+/* The id of the pinned data-path program, 0 if there is none. */
+static __u32 pinned_prog_id(struct env *e)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	char p[200];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/xlb_main", e->pins);
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	close(fd);
+	return info.id;
+}
+
 TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
 {
 	struct xlb_err err = { "" };
@@ -1020,6 +1038,12 @@ TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
 	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
 	prog1 = xdp_prog_on(&self->e, "xdA");
 	ASSERT_NE(0, prog1);
+	/*
+	 * The link runs the pinned program itself, not a libxdp dispatcher
+	 * with it as an extension: no dispatcher is pinned for xlb, so none
+	 * can outlive an interface (docs/operations.md).
+	 */
+	EXPECT_EQ(pinned_prog_id(&self->e), prog1);
 	ctl(&self->e, "save");
 	snprintf(save1, sizeof(save1), "%s", out);
 	j = ctl_json(&self->e, "table show " VIP);
