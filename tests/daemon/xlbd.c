@@ -786,6 +786,72 @@ TEST_F(xlbd, readers_see_neither_the_key_nor_hashes_of_any_flow)
 		TH_LOG("%s", out);
 }
 
+/* --- next hops ------------------------------------------------------------ */
+
+/* What `ip neigh` says of addr on xdA ("" when nothing), in out. */
+static void neigh_of(struct env *e, const char *addr)
+{
+	if (sh("ip -n %s neigh show %s dev xdA", e->ns, addr))
+		out[0] = 0;
+}
+
+/*
+ * Until `ip neigh` shows (want) or stops showing (!want) the entry of addr
+ * made by xlbd (proto 250), at most 3 s: a state to reach, not a time.
+ */
+static bool neigh_ours_wait(struct env *e, const char *addr, bool want)
+{
+	int i;
+
+	for (i = 0; i < 60; i++) {
+		neigh_of(e, addr);
+		if (!!strstr(out, "proto 250") == want)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/*
+ * A backend on the link but not answering: xlbd asks the kernel for a
+ * managed neighbour entry, marked as its own.  The entry goes when the
+ * last backend going through that next hop goes, not before; an entry
+ * of an administrator's stays.
+ */
+TEST_F(xlbd, neighbour_entries_xlbd_made_go_with_their_last_backend)
+{
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "vip add 10.100.0.2:80/tcp table-size 4093"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, sh("ip -n %s neigh add " BE_NET "60 lladdr 02:00:00:00:77:60 dev xdA nud permanent",
+			self->e.ns));
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "50"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add 10.100.0.2:80/tcp " BE_NET "50"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "60"))
+		TH_LOG("%s", out);
+	ASSERT_TRUE(neigh_ours_wait(&self->e, BE_NET "50", true)) TH_LOG("%s", out);
+	neigh_of(&self->e, BE_NET "60");
+	EXPECT_NE(NULL, strstr(out, "PERMANENT")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "proto 250")) TH_LOG("%s", out);
+
+	/* still a backend of the other VIP: the entry stays */
+	ASSERT_EQ(0, ctl(&self->e, "backend del " VIP " " BE_NET "50"))
+		TH_LOG("%s", out);
+	neigh_of(&self->e, BE_NET "50");
+	EXPECT_NE(NULL, strstr(out, "proto 250")) TH_LOG("%s", out);
+	/* the last one: it goes; the administrator's does not */
+	ASSERT_EQ(0, ctl(&self->e, "backend del 10.100.0.2:80/tcp " BE_NET "50"))
+		TH_LOG("%s", out);
+	EXPECT_TRUE(neigh_ours_wait(&self->e, BE_NET "50", false)) TH_LOG("%s", out);
+	EXPECT_STREQ("", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend del " VIP " " BE_NET "60"))
+		TH_LOG("%s", out);
+	neigh_of(&self->e, BE_NET "60");
+	EXPECT_NE(NULL, strstr(out, "PERMANENT")) TH_LOG("%s", out);
+}
+
 /* --- restarts ------------------------------------------------------------- */
 
 static __u32 xdp_prog_on(struct env *e, const char *ifname)
@@ -803,6 +869,24 @@ static __u32 xdp_prog_on(struct env *e, const char *ifname)
 	}
 }
 
+/* The id of the pinned data-path program, 0 if there is none. */
+static __u32 pinned_prog_id(struct env *e)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	char p[200];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/xlb_main", e->pins);
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	close(fd);
+	return info.id;
+}
+
 TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
 {
 	struct xlb_err err = { "" };
@@ -817,6 +901,12 @@ TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
 	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
 	prog1 = xdp_prog_on(&self->e, "xdA");
 	ASSERT_NE(0, prog1);
+	/*
+	 * The link runs the pinned program itself, not a libxdp dispatcher
+	 * with it as an extension: no dispatcher is pinned for xlb, so none
+	 * can outlive an interface (docs/operations.md).
+	 */
+	EXPECT_EQ(pinned_prog_id(&self->e), prog1);
 	ctl(&self->e, "save");
 	snprintf(save1, sizeof(save1), "%s", out);
 	j = ctl_json(&self->e, "table show " VIP);

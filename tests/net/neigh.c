@@ -623,6 +623,78 @@ TEST_F(nh, changed_peer_mac_is_followed_without_traffic)
 		  new_mac);
 }
 
+/*
+ * Entries resolution made are marked with xlb's protocol and released when
+ * no backend needs them; entries someone else made (an administrator's,
+ * one resolution only adopted) stay whatever is released.
+ */
+TEST_F(nh, release_removes_only_the_entries_resolution_made)
+{
+	struct xlb_err err = { "" };
+	struct xlb_nh out, hop, other;
+	char show[512], want[64];
+	__be32 a[4];
+
+	/* ours: made by resolution, with the protocol */
+	ASSERT_EQ(0, resolve_wait(self->n, XLB_FAMILY_INET, "10.98.0.2",
+				  &out, &err)) TH_LOG("%s", err.msg);
+	snprintf(want, sizeof(want), "proto %d", XLB_NEIGH_PROTO);
+	neigh_show("10.98.0.2 dev " LB_IF, show, sizeof(show));
+	EXPECT_NE(NULL, strstr(show, want)) TH_LOG("%s", show);
+	addr_of("10.98.0.2", a);
+	ASSERT_EQ(0, xlb_neigh_hop(self->n, XLB_FAMILY_INET, a, &hop, &err))
+		TH_LOG("%s", err.msg);
+	EXPECT_EQ(self->ifindex, (int)hop.ifindex);
+	EXPECT_EQ(XLB_FAMILY_INET, hop.family);
+	EXPECT_EQ(0, memcmp(a, hop.via, 16)) TH_LOG("next hop is not 10.98.0.2");
+	/* looking up the next hop changed nothing */
+	neigh_show("10.98.0.2 dev " LB_IF, show, sizeof(show));
+	EXPECT_NE(NULL, strstr(show, "managed")) TH_LOG("%s", show);
+	EXPECT_EQ(1, xlb_neigh_release(self->n, &hop, &err))
+		TH_LOG("%s", err.msg);
+	neigh_show("10.98.0.2 dev " LB_IF, show, sizeof(show));
+	EXPECT_STREQ("", show);
+	/* released again: nothing there, nothing done */
+	EXPECT_EQ(0, xlb_neigh_release(self->n, &hop, &err))
+		TH_LOG("%s", err.msg);
+
+	/* an administrator's stale entry, adopted by resolution, stays */
+	ASSERT_EQ(0, ip_batch("neigh add 10.98.0.3 lladdr 02:00:00:00:98:03 "
+			      "dev " LB_IF " nud stale\n"));
+	ASSERT_EQ(0, resolve(self->n, "10.98.0.3", &out, &err))
+		TH_LOG("%s", err.msg);
+	addr_of("10.98.0.3", a);
+	ASSERT_EQ(0, xlb_neigh_hop(self->n, XLB_FAMILY_INET, a, &other, &err))
+		TH_LOG("%s", err.msg);
+	EXPECT_EQ(0, xlb_neigh_release(self->n, &other, &err))
+		TH_LOG("%s", err.msg);
+	neigh_show("10.98.0.3 dev " LB_IF, show, sizeof(show));
+	EXPECT_NE(NULL, strstr(show, "02:00:00:00:98:03")) TH_LOG("%s", show);
+	EXPECT_EQ(NULL, strstr(show, want)) TH_LOG("%s", show);
+
+	/* and a permanent one */
+	ASSERT_EQ(0, ip_batch("neigh add 10.98.0.50 lladdr 02:00:00:00:98:50 "
+			      "dev " LB_IF " nud permanent\n"));
+	addr_of("10.98.0.50", a);
+	ASSERT_EQ(0, xlb_neigh_hop(self->n, XLB_FAMILY_INET, a, &other, &err))
+		TH_LOG("%s", err.msg);
+	EXPECT_EQ(0, xlb_neigh_release(self->n, &other, &err))
+		TH_LOG("%s", err.msg);
+	neigh_show("10.98.0.50 dev " LB_IF, show, sizeof(show));
+	EXPECT_NE(NULL, strstr(show, "PERMANENT")) TH_LOG("%s", show);
+
+	/* bad input: a clear error, nothing removed */
+	other.family = 9;
+	EXPECT_EQ(-EINVAL, xlb_neigh_release(self->n, &other, &err));
+	EXPECT_NE(NULL, strstr(err.msg, "family 9")) TH_LOG("%s", err.msg);
+	EXPECT_EQ(-EINVAL, xlb_neigh_hop(self->n, 9, a, &other, &err));
+	addr_of("10.99.0.1", a);	/* no route */
+	EXPECT_EQ(-ENETUNREACH, xlb_neigh_hop(self->n, XLB_FAMILY_INET, a,
+					      &other, &err));
+	neigh_show("10.98.0.50 dev " LB_IF, show, sizeof(show));
+	EXPECT_NE(NULL, strstr(show, "PERMANENT")) TH_LOG("%s", show);
+}
+
 TEST_F(nh, egress_without_ethernet_is_refused)
 {
 	ASSERT_EQ(0, ip_batch("route add 10.95.0.0/24 dev lo\n"));

@@ -257,17 +257,21 @@ static int cmp_spec_ptr(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void model_maglev(const struct backend_set *s, uint32_t m,
-			 struct xlb_hash_key key, struct xlb_slot *out)
+static void model_specs(const struct xlb_backend_spec *spec, size_t ns,
+			uint32_t m, struct xlb_hash_key key,
+			struct xlb_slot *out)
 {
-	const struct xlb_backend_spec *u[1100];
-	uint64_t pos[1100], skip[1100];
+	const struct xlb_backend_spec **u = calloc(ns + 1, sizeof(*u));
+	uint64_t *pos = calloc(ns + 1, sizeof(*pos));
+	uint64_t *skip = calloc(ns + 1, sizeof(*skip));
 	size_t n = 0, i, filled = 0, missing = 0;
 	uint32_t k;
 
-	for (i = 0; i < s->n; i++)
-		if (s->spec[i].state == XLB_BACKEND_ACTIVE && s->spec[i].weight)
-			u[n++] = &s->spec[i];
+	if (!u || !pos || !skip)
+		abort();
+	for (i = 0; i < ns; i++)
+		if (spec[i].state == XLB_BACKEND_ACTIVE && spec[i].weight)
+			u[n++] = &spec[i];
 	qsort(u, n, sizeof(u[0]), cmp_spec_ptr);
 	for (i = 0; i < n; i++) {
 		uint64_t h = xlb_siphash13(&key, u[i]->name, strlen(u[i]->name));
@@ -278,7 +282,7 @@ static void model_maglev(const struct backend_set *s, uint32_t m,
 	for (k = 0; k < m; k++)
 		out[k].primary = out[k].secondary = XLB_BACKEND_NONE;
 	if (!n)
-		return;
+		goto out;
 	while (filled < m) {
 		for (i = 0; i < n && filled < m; i++) {
 			uint32_t t;
@@ -297,7 +301,7 @@ static void model_maglev(const struct backend_set *s, uint32_t m,
 		}
 	}
 	if (n < 2)
-		return;
+		goto out;
 	for (k = 0; k < m; k++)
 		missing += out[k].secondary == XLB_BACKEND_NONE;
 	while (missing) {
@@ -312,6 +316,16 @@ static void model_maglev(const struct backend_set *s, uint32_t m,
 			pos[i] = (pos[i] + skip[i]) % m;
 		}
 	}
+out:
+	free(u);
+	free(pos);
+	free(skip);
+}
+
+static void model_maglev(const struct backend_set *s, uint32_t m,
+			 struct xlb_hash_key key, struct xlb_slot *out)
+{
+	model_specs(s->spec, s->n, m, key, out);
 }
 
 static void check_model(struct __test_metadata *_metadata,
@@ -350,6 +364,56 @@ TEST(every_slot_matches_the_model)
 		set_shuffle(&set, k + 1);
 		check_model(_metadata, &set, cases[k].m);
 	}
+}
+
+/*
+ * The builder names walkers in 16-bit words for all but the largest sets
+ * (more than 65533 usable backends): both sides of that limit, with as
+ * many backends as ids allow, match the model, in a table large enough
+ * that every one of them walks before the last 1/256 of the slots.
+ */
+#define M_LARGE	131071
+
+TEST(the_largest_sets_match_the_model)
+{
+	static const size_t sizes[] = { 65533, 65534, XLB_BACKEND_ID_MAX + 1 };
+	struct xlb_backend_spec *spec;
+	char (*names)[24];
+	size_t k, i;
+
+	spec = calloc(XLB_BACKEND_ID_MAX + 1, sizeof(*spec));
+	names = calloc(XLB_BACKEND_ID_MAX + 1, sizeof(*names));
+	ASSERT_NE(NULL, spec);
+	ASSERT_NE(NULL, names);
+	for (i = 0; i <= XLB_BACKEND_ID_MAX; i++) {
+		snprintf(names[i], sizeof(names[i]), "10.%zu.%zu.%zu",
+			 i / 65536, (i / 256) % 256, i % 256);
+		spec[i].name = names[i];
+		spec[i].weight = 1 + (i % 8 == 0);
+		spec[i].id = (uint16_t)(XLB_BACKEND_ID_MAX - i);
+	}
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct xlb_table_params p = params(XLB_ALGO_MAGLEV, M_LARGE, 0);
+		struct xlb_slot *want = calloc(M_LARGE, sizeof(*want));
+		struct xlb_err err;
+		struct xlb_table t;
+		uint32_t x;
+
+		ASSERT_NE(NULL, want);
+		model_specs(spec, sizes[k], M_LARGE, TEST_KEY, want);
+		ASSERT_EQ(0, xlb_table_build(&t, &p, spec, sizes[k], &err))
+			TH_LOG("%s", err.msg);
+		for (x = 0; x < M_LARGE; x++) {
+			ASSERT_EQ(want[x].primary, t.slots[x].primary)
+				TH_LOG("N=%zu slot %u: primary", sizes[k], x);
+			ASSERT_EQ(want[x].secondary, t.slots[x].secondary)
+				TH_LOG("N=%zu slot %u: secondary", sizes[k], x);
+		}
+		xlb_table_free(&t);
+		free(want);
+	}
+	free(spec);
+	free(names);
 }
 
 /*

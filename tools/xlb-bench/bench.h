@@ -31,6 +31,7 @@ struct opts {
 	const char *path;	/* pkt: only this path */
 	int n_vips;			/* pkt-scale: VIP counts */
 	long vips[MAX_LEVELS];
+	int vips_given;			/* control: VIPs of the large cases */
 	int n_fill;			/* pkt-scale: connection table fill */
 	double fill[MAX_LEVELS];
 	__u32 ct_entries;	/* pkt: connection table size (0: default) */

@@ -82,9 +82,34 @@ static int ctl_call(struct ctl_bench *c, json_object *req,
 	return ret;
 }
 
-/* One command; *live_ms (if given) the daemon's request -> live time. */
+/*
+ * Where a change's time goes: the daemon's phases (its answer's
+ * "phases_ms", user/lib/proto.h), and what the client sees beyond them.
+ */
+static const char *const ctl_phases[] = {
+	"parse", "commit", "build", "publish", "pool", "reconcile", "save",
+	"runtime_save", "answer",
+};
+#define CTL_PHASES	(sizeof(ctl_phases) / sizeof(ctl_phases[0]))
+
+/* The phases of an answer (ctl_phases order), -1 for those it lacks. */
+static void ctl_phases_of(json_object *res, double *ph)
+{
+	json_object *p, *v;
+	size_t k;
+
+	for (k = 0; ph && k < CTL_PHASES; k++)
+		ph[k] = json_object_object_get_ex(res, "phases_ms", &p) &&
+			json_object_object_get_ex(p, ctl_phases[k], &v) ?
+			json_object_get_double(v) : -1;
+}
+
+/*
+ * One command; *live_ms (if given) the daemon's request -> live time,
+ * ph (if given) its phases in the order of ctl_phases.
+ */
 static int ctl_exec_live(struct ctl_bench *c, const char *line,
-			 double *live_ms)
+			 double *live_ms, double *ph)
 {
 	json_object *req = json_object_new_object(), *res = NULL,
 		    *lines = json_object_new_array(), *v;
@@ -97,6 +122,8 @@ static int ctl_exec_live(struct ctl_bench *c, const char *line,
 	if (!ret && live_ms)
 		*live_ms = json_object_object_get_ex(res, "live_ms", &v) ?
 			   json_object_get_double(v) : -1;
+	if (!ret)
+		ctl_phases_of(res, ph);
 	json_object_put(req);
 	json_object_put(res);
 	return ret;
@@ -104,10 +131,11 @@ static int ctl_exec_live(struct ctl_bench *c, const char *line,
 
 static int ctl_exec(struct ctl_bench *c, const char *line)
 {
-	return ctl_exec_live(c, line, NULL);
+	return ctl_exec_live(c, line, NULL, NULL);
 }
 
-static int ctl_restore(struct ctl_bench *c, const char *text)
+/* Replace the configuration by text; ph (if given) its phases. */
+static int ctl_restore_ph(struct ctl_bench *c, const char *text, double *ph)
 {
 	json_object *req = json_object_new_object(), *res = NULL;
 	int ret;
@@ -116,13 +144,24 @@ static int ctl_restore(struct ctl_bench *c, const char *text)
 	json_object_object_add(req, "text", json_object_new_string(text));
 	json_object_object_add(req, "name", json_object_new_string("bench"));
 	ret = ctl_call(c, req, &res);
+	if (!ret)
+		ctl_phases_of(res, ph);
 	json_object_put(req);
 	json_object_put(res);
 	return ret;
 }
 
-/* Config text: n_vips VIPs of m slots with n_be backends each. */
-static char *ctl_config(int n_vips, int n_be, unsigned int m)
+static int ctl_restore(struct ctl_bench *c, const char *text)
+{
+	return ctl_restore_ph(c, text, NULL);
+}
+
+/*
+ * Config text: n_vips VIPs of m slots with n_be backends each, the same
+ * n_be for every VIP, or (distinct) a window of n_be of 1000 addresses
+ * that starts at 7 v mod 1000 for VIP v: 1000 VIPs, 1000 other tables.
+ */
+static char *ctl_config_of(int n_vips, int n_be, unsigned int m, int distinct)
 {
 	size_t cap = (size_t)n_vips * (size_t)(n_be + 1) * 64 + 256, len = 0;
 	char *t = malloc(cap);
@@ -136,25 +175,71 @@ static char *ctl_config(int n_vips, int n_be, unsigned int m)
 		len += (size_t)snprintf(t + len, cap - len,
 					"vip add 10.200.%d.%d:80/tcp table-size %u\n",
 					v / 250, v % 250 + 1, m);
-		for (b = 0; b < n_be; b++)
+		for (b = 0; b < n_be; b++) {
+			int a = distinct ? (7 * v + b) % 1000 : b;
+
 			len += (size_t)snprintf(t + len, cap - len,
 						"backend add 10.200.%d.%d:80/tcp 10.1.%d.%d\n",
-						v / 250, v % 250 + 1, b / 250,
-						b % 250 + 1);
+						v / 250, v % 250 + 1, a / 250,
+						a % 250 + 1);
+		}
 	}
 	return t;
+}
+
+static char *ctl_config(int n_vips, int n_be, unsigned int m)
+{
+	return ctl_config_of(n_vips, n_be, m, 0);
 }
 
 static void ctl_print(const struct opts *o, const char *name, double *v,
 		      int n, const char *params, double goal)
 {
+	char g[32];
+
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	if (o->json)
-		printf("{\"bench\":\"control\",\"name\":\"%s\",\"unit\":\"ms\",\"median\":%.3f,\"min\":%.3f,\"max\":%.3f,\"runs\":%d,\"goal\":%.3f,\"params\":\"%s\"}\n",
-		       name, v[n / 2], v[0], v[n - 1], n, goal, params);
-	else
-		printf("%-26s %10.3f %10.3f %10.3f %5d %8.1f  %s\n", name,
-		       v[n / 2], v[0], v[n - 1], n, goal, params);
+	/* a part of a figure has no goal of its own (goal < 0) */
+	if (o->json) {
+		snprintf(g, sizeof(g), goal < 0 ? "null" : "%.3f", goal);
+		printf("{\"bench\":\"control\",\"name\":\"%s\",\"unit\":\"ms\",\"median\":%.3f,\"min\":%.3f,\"max\":%.3f,\"runs\":%d,\"goal\":%s,\"params\":\"%s\"}\n",
+		       name, v[n / 2], v[0], v[n - 1], n, g, params);
+	} else {
+		snprintf(g, sizeof(g), goal < 0 ? "-" : "%.1f", goal);
+		printf("%-26s %10.3f %10.3f %10.3f %5d %8s  %s\n", name,
+		       v[n / 2], v[0], v[n - 1], n, g, params);
+	}
+}
+
+/*
+ * The phases of runs answers (ph: CTL_PHASES + 1 per run, the last the
+ * client's time beyond the answer) as figures PREFIX.PHASE; v: scratch.
+ */
+static void ctl_print_phases(const struct opts *o, const char *prefix,
+			     const double *ph, double *v, int runs)
+{
+	static const char *const what[] = {
+		"request read -> checked new state",
+		"the commit without its tables",
+		"table build (longest)",
+		"table publication (longest)",
+		"builds and publications, wall time",
+		"reconcile around the builds",
+		"configuration saved durably (what is left of it after the tables)",
+		"runtime file written (after the answer)",
+		"request read -> answer made",
+		"client time beyond the answer: event loop and socket",
+	};
+	char name[64];
+	size_t k;
+	int i;
+
+	for (k = 0; k <= CTL_PHASES; k++) {
+		for (i = 0; i < runs; i++)
+			v[i] = ph[i * (CTL_PHASES + 1) + k];
+		snprintf(name, sizeof(name), "%s.%s", prefix,
+			 k < CTL_PHASES ? ctl_phases[k] : "loop_and_socket");
+		ctl_print(o, name, v, runs, what[k], -1);
+	}
 }
 
 static __u32 ctl_prog_on(const char *ifname)
@@ -169,14 +254,18 @@ static __u32 ctl_prog_on(const char *ifname)
 int bench_control(const struct opts *o)
 {
 	struct ctl_bench c = { 0 };
-	int runs = o->quick ? 3 : o->runs, n_vips = o->quick ? 20 : 1000;
-	double *lat = calloc((size_t)runs, sizeof(double)), t0;
+	int runs = o->runs, n_vips = o->vips_given ? (int)o->vips[0] :
+				     o->quick ? 20 : 1000;
+	double *lat = calloc((size_t)(runs > 3 ? runs : 3), sizeof(double)), t0;
 	double *live = calloc((size_t)runs, sizeof(double));
+	/* phases of each run; config_apply makes 3 runs whatever runs is */
+	double *ph = calloc((size_t)(runs > 3 ? runs : 3) * (CTL_PHASES + 1),
+			    sizeof(double));
 	char *cfg, params[160], self[512], cmd[1024];
 	__u32 prog_before, prog_after;
 	int i, ret = 1;
 
-	if (!lat || !live)
+	if (!lat || !live || !ph)
 		return 1;
 	if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
 		return 1;
@@ -214,9 +303,12 @@ int bench_control(const struct opts *o)
 		snprintf(line, sizeof(line),
 			 "backend add 10.200.0.1:80/tcp 10.3.0.%d", i % 250 + 1);
 		t0 = xlb_mono_us();
-		if (ctl_exec_live(&c, line, &live[i]))
+		if (ctl_exec_live(&c, line, &live[i], &ph[i * (CTL_PHASES + 1)]))
 			goto out;
 		lat[i] = (xlb_mono_us() - t0) / 1e3;
+		/* the loop's wait and the socket: client time beyond answer */
+		ph[i * (CTL_PHASES + 1) + CTL_PHASES] =
+			lat[i] - ph[i * (CTL_PHASES + 1) + CTL_PHASES - 1];
 		snprintf(line, sizeof(line),
 			 "backend del 10.200.0.1:80/tcp 10.3.0.%d", i % 250 + 1);
 		if (ctl_exec(&c, line))
@@ -227,23 +319,55 @@ int bench_control(const struct opts *o)
 		  2);
 	ctl_print(o, "change_round_trip", lat, runs,
 		  "the same, client send -> answer (includes saving the configuration)",
-		  2);
+		  3);
+	ctl_print_phases(o, "change", ph, lat, runs);
 
 	/* a large config from scratch */
 	cfg = ctl_config(n_vips, 100, 65537);
 	if (!cfg || ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
 		goto out;
 	for (i = 0; i < (o->quick ? 1 : 3); i++) {
+		double *p = &ph[i * (CTL_PHASES + 1)];
+
 		t0 = xlb_mono_us();
-		if (ctl_restore(&c, cfg))
+		if (ctl_restore_ph(&c, cfg, p))
 			goto out;
 		lat[i] = (xlb_mono_us() - t0) / 1e3;
+		p[CTL_PHASES] = lat[i] - p[CTL_PHASES - 1];
 		if (ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
 			goto out;
 	}
 	snprintf(params, sizeof(params),
-		 "%d VIPs x 100 backends, M=65537, Maglev, from empty", n_vips);
+		 "%d VIPs x the same 100 backends, M=65537, Maglev, from empty",
+		 n_vips);
 	ctl_print(o, "config_apply", lat, o->quick ? 1 : 3, params, 1000);
+	ctl_print_phases(o, "config_apply", ph, lat, o->quick ? 1 : 3);
+
+	/* the same with a table of its own for every VIP: no build shared */
+	free(cfg);
+	cfg = ctl_config_of(n_vips, 100, 65537, 1);
+	for (i = 0; cfg && i < (o->quick ? 1 : 3); i++) {
+		double *p = &ph[i * (CTL_PHASES + 1)];
+
+		t0 = xlb_mono_us();
+		if (ctl_restore_ph(&c, cfg, p))
+			goto out;
+		lat[i] = (xlb_mono_us() - t0) / 1e3;
+		p[CTL_PHASES] = lat[i] - p[CTL_PHASES - 1];
+		if (ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
+			goto out;
+	}
+	free(cfg);
+	cfg = ctl_config(n_vips, 100, 65537);
+	if (!cfg)
+		goto out;
+	snprintf(params, sizeof(params),
+		 "%d VIPs x 100 backends, each VIP its own set of 1000 addresses, M=65537, Maglev, from empty",
+		 n_vips);
+	ctl_print(o, "config_apply_distinct", lat, o->quick ? 1 : 3, params,
+		  1000);
+	ctl_print_phases(o, "config_apply_distinct", ph, lat,
+			 o->quick ? 1 : 3);
 
 	/* restart: kill -9, start again, first answer; forwarding stays */
 	for (i = 0; i < runs; i++) {	/* first with one VIP of 100 */
@@ -299,5 +423,6 @@ out:
 		ret = 1;
 	free(lat);
 	free(live);
+	free(ph);
 	return ret;
 }

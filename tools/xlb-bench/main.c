@@ -83,7 +83,9 @@ static void usage(FILE *f)
 		"  --rounds N       pkt, pkt-scale: rounds, each with its own baseline\n"
 		"                   (default 10)\n"
 		"  --path NAME      pkt: only this path\n"
-		"  --vips LIST      pkt-scale: VIP counts (default 1,100,1000)\n"
+		"  --vips LIST      pkt-scale: VIP counts (default 1,100,1000);\n"
+		"                   control: the first, VIPs of the large cases\n"
+		"                   (default 1000)\n"
 		"  --conntrack-entries N\n"
 		"                   pkt: connection table size (default 1048576);\n"
 		"                   the figures are then named pkt_ctN.PATH\n"
@@ -235,6 +237,7 @@ int main(int argc, char **argv)
 		o.calls = o.quick ? 2000 : 100000;
 	if (o.rounds < 0)
 		o.rounds = o.quick ? 2 : 10;
+	o.vips_given = o.n_vips;
 	if (!o.n_vips) {
 		static const long q[] = { 1, 10 }, d[] = { 1, 100, 1000 };
 

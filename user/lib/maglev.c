@@ -22,6 +22,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,11 @@
  *   What costs is not the probes but the branches that end a turn or
  *   mark a secondary, so the population goes in three stages:
  * - while more than 1/256 of the slots are free, a probe at a time (a turn
- *   ends after a probe or two), secondaries marked without a branch;
+ *   ends after a probe or two), secondaries marked without a branch, on one
+ *   16-bit word per slot that holds both the state and the secondary (as
+ *   the walker's index): most probes are made here, and each touches one
+ *   array instead of two; the words become the byte state and the slots'
+ *   secondaries when the stage ends;
  * - then 8 probes at a time: 8 independent loads packed into one word,
  *   whose bytes say at a glance whether any of them needs something (late
  *   in the population almost none do) and, if so, which is the first free
@@ -112,6 +117,50 @@ static inline uint32_t turn_single(const struct walker *cur, uint32_t pos,
 	state[pos] = TAKEN;
 	s[pos].primary = id;
 	return addmod(pos, skip, m);
+}
+
+/*
+ * The same turn on one 16-bit word per slot (FREE, TAKEN, or 2 + the
+ * walker index of its secondary): a probe touches one array instead of
+ * the state and the slots' secondaries, and most of the population's
+ * probes are made here.  The secondaries go into the slots when the stage
+ * ends (single_done).
+ */
+#define SEC_TAKEN	1
+#define SEC_BASE	2
+
+static inline uint32_t turn_single16(uint32_t skip, uint16_t me, uint16_t id,
+				     uint32_t pos, struct xlb_slot *s,
+				     uint32_t m, uint16_t *sec)
+{
+	uint16_t v;
+
+	while ((v = sec[pos]) != FREE) {
+		sec[pos] = v == SEC_TAKEN ? me : v;
+		pos = addmod(pos, skip, m);
+	}
+	sec[pos] = SEC_TAKEN;
+	s[pos].primary = id;
+	return addmod(pos, skip, m);
+}
+
+/* The 16-bit stage's words as the byte state and the slots' secondaries. */
+static void single_done(const struct walker *w, size_t n, struct xlb_slot *s,
+			uint32_t m, const uint16_t *sec, uint8_t *state,
+			uint16_t *ids)
+{
+	uint32_t x;
+	size_t k;
+
+	ids[FREE] = ids[SEC_TAKEN] = XLB_BACKEND_NONE;
+	for (k = 0; k < n; k++)
+		ids[SEC_BASE + k] = w[k].id;
+	for (x = 0; x < m; x++) {
+		uint16_t v = sec[x];
+
+		state[x] = v < SEC_BASE ? (uint8_t)v : TAKEN_WITH_SECONDARY;
+		s[x].secondary = ids[v];
+	}
 }
 
 /*
@@ -332,11 +381,12 @@ static int late_start(struct late *lt, const uint8_t *state, uint32_t m)
 /*
  * Population proper: every slot gets a primary.  Turns go one probe at a
  * time until only 1/256 of the slots are free (measured at M = 65537: the
- * better of the two up to there), then 8 at a time, then, for the last
- * lt->from, by distance.
+ * better of the two up to there), on the 16-bit words when sec is given,
+ * then 8 at a time, then, for the last lt->from, by distance.
  */
 static void populate(struct walker *w, size_t n, struct xlb_slot *s,
-		     uint32_t m, uint8_t *state, struct late *lt)
+		     uint32_t m, uint8_t *state, struct late *lt,
+		     uint16_t *sec, uint16_t *ids)
 {
 	uint32_t filled = 0, blocks_from = m - m / 256, t;
 	uint32_t late_from = m - lt->from;
@@ -348,6 +398,19 @@ static void populate(struct walker *w, size_t n, struct xlb_slot *s,
 			uint32_t pos = cur->pos;
 
 			for (t = 0; t < cur->turns; t++) {
+				if (sec && filled < blocks_from) {
+					pos = turn_single16(cur->skip,
+							    (uint16_t)(SEC_BASE + i),
+							    cur->id, pos, s, m,
+							    sec);
+					if (++filled == m)
+						break;
+					continue;
+				}
+				if (sec) {
+					single_done(w, n, s, m, sec, state, ids);
+					sec = NULL;
+				}
 				if (filled == late_from && lt->from >= LATE_MIN) {
 					lt->on = late_start(lt, state, m);
 					if (lt->on)
@@ -360,12 +423,15 @@ static void populate(struct walker *w, size_t n, struct xlb_slot *s,
 					pos = turn_single(cur, pos, s, m, state);
 				else
 					pos = turn_blocks(cur, pos, s, m, state);
-				if (++filled == m) {
-					cur->pos = pos;
-					return;
-				}
+				if (++filled == m)
+					break;
 			}
 			cur->pos = pos;
+			if (filled == m) {
+				if (sec)	/* M < 256: never left the stage */
+					single_done(w, n, s, m, sec, state, ids);
+				return;
+			}
 		}
 	}
 }
@@ -475,6 +541,11 @@ int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 	size_t wbytes = (c->n_usable * sizeof(struct walker) + 63) & ~(size_t)63;
 	struct late lt = { .from = late_slots(m) };
 	size_t padded = (m + 7) & ~(size_t)7;
+	/* 16-bit words name the walkers: all of them but the most extreme */
+	bool wide = c->n_usable <= UINT16_MAX - SEC_BASE;
+	size_t sbytes = wide ? ((size_t)m + c->n_usable + SEC_BASE) *
+			       sizeof(uint16_t) : 0;
+	uint16_t *sec = NULL, *ids = NULL;
 	struct walker *w;
 	uint8_t *state;
 	char *scratch;
@@ -482,7 +553,7 @@ int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 	/* measured: 6 to 16 times as many slots are not done then */
 	lt.cap = 32 * (size_t)lt.from;
 	scratch = xlb_build_scratch(c, wbytes + 2 * lt.cap * sizeof(uint32_t) +
-					       padded);
+					       padded + sbytes);
 	if (!scratch)
 		return xlb_errf(err, ENOMEM, "out of memory for %zu backends",
 				c->n_usable);
@@ -490,10 +561,16 @@ int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 	lt.list = (uint32_t *)(scratch + wbytes);
 	lt.dist = lt.list + lt.cap;
 	state = (uint8_t *)(lt.dist + lt.cap);
-	memset(state, FREE, m);
+	if (wide) {
+		sec = (uint16_t *)(state + padded);
+		ids = sec + m;
+		memset(sec, FREE, (size_t)m * sizeof(*sec));
+	} else {
+		memset(state, FREE, m);
+	}
 	memset(state + m, TAKEN_WITH_SECONDARY, padded - m);
 	walkers_init(w, c);
-	populate(w, c->n_usable, c->slots, m, state, &lt);
+	populate(w, c->n_usable, c->slots, m, state, &lt, sec, ids);
 	if (c->n_usable >= 2)
 		complete_secondaries(w, c->n_usable, c->slots, m, state, &lt);
 	return 0;

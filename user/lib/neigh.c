@@ -633,6 +633,7 @@ struct neigh {
 	uint32_t flags_ext;	/* NTF_EXT_* */
 	bool has_mac;
 	uint8_t mac[6];
+	uint8_t protocol;	/* NDA_PROTOCOL: who made it, 0 unknown */
 	struct xlb_err *err;
 };
 
@@ -665,6 +666,12 @@ static int neigh_attr_cb(const struct nlattr *a, void *data)
 			    ne->err))
 			return MNL_CB_ERROR;
 		ne->flags_ext = mnl_attr_get_u32(a);
+		break;
+	case NDA_PROTOCOL:
+		if (attr_ok(a, MNL_TYPE_U8, 0, "neighbour", "NDA_PROTOCOL",
+			    ne->err))
+			return MNL_CB_ERROR;
+		ne->protocol = mnl_attr_get_u8(a);
 		break;
 	}
 	return MNL_CB_OK;
@@ -746,6 +753,9 @@ static int neigh_manage(struct xlb_neigh *n, int af, const uint8_t *dst,
 	ndm->ndm_flags = NTF_USE;
 	mnl_attr_put(nlh, NDA_DST, (size_t)addr_len(af), dst);
 	mnl_attr_put_u32(nlh, NDA_FLAGS_EXT, NTF_EXT_MANAGED);
+	/* an entry made here says so: xlb_neigh_release removes only those */
+	if (create)
+		mnl_attr_put_u8(nlh, NDA_PROTOCOL, XLB_NEIGH_PROTO);
 	ret = xfer(n, nlh, NULL, NULL, "creating a managed neighbour entry",
 		   err);
 	/* lost a race with the kernel or an administrator: look next time */
@@ -819,21 +829,20 @@ void xlb_neigh_close(struct xlb_neigh *n)
 	free(n);
 }
 
-int xlb_neigh_resolve(struct xlb_neigh *n, uint8_t family,
-		      const __be32 addr[4], struct xlb_nh *out,
-		      struct xlb_err *err)
+/*
+ * The route part of a resolution: the next hop toward addr (the gateway,
+ * or addr on link) as *hop_af, hop and rt->oif; a refused route as
+ * xlb_neigh_resolve refuses it.
+ */
+static int next_hop(struct xlb_neigh *n, uint8_t family, const __be32 addr[4],
+		    struct route *rt, int *hop_af, const uint8_t **hop,
+		    struct xlb_err *err)
 {
-	char a[INET6_ADDRSTRLEN], h[INET6_ADDRSTRLEN];
-	struct route rt, fm;
-	struct link l;
-	struct neigh ne;
-	const uint8_t *hop;
-	int af, hop_af, ret;
+	char a[INET6_ADDRSTRLEN];
+	struct route fm;
+	int af, ret;
 	unsigned int members;
 
-	if (!n || !addr || !out)
-		return xlb_errf(err, EINVAL,
-				"next hop resolution needs a socket, an address and a result");
 	if (family == XLB_FAMILY_INET)
 		af = AF_INET;
 	else if (family == XLB_FAMILY_INET6)
@@ -844,17 +853,17 @@ int xlb_neigh_resolve(struct xlb_neigh *n, uint8_t family,
 				family, XLB_FAMILY_INET, XLB_FAMILY_INET6);
 	ntop(af, addr, a);
 
-	ret = route_get(n, af, addr, false, &rt, err);
+	ret = route_get(n, af, addr, false, rt, err);
 	if (ret)
 		return ret;
-	if (rt.type == RTN_LOCAL)
+	if (rt->type == RTN_LOCAL)
 		return xlb_errf(err, ENETUNREACH,
 				"%s is an address of this host (local route)", a);
-	if (rt.type != RTN_UNICAST)
+	if (rt->type != RTN_UNICAST)
 		return xlb_errf(err, ENETUNREACH,
 				"the route to %s is of type %s (%u), not unicast",
-				a, rtn_name(rt.type), rt.type);
-	if (!rt.oif)
+				a, rtn_name(rt->type), rt->type);
+	if (!rt->oif)
 		return xlb_errf(err, ENETUNREACH,
 				"the route to %s names no egress interface", a);
 
@@ -872,6 +881,38 @@ int xlb_neigh_resolve(struct xlb_neigh *n, uint8_t family,
 		return xlb_errf(err, ENETUNREACH,
 				"the route to %s is a multipath route; the data path's FIB lookup spreads flows over its next hops",
 				a);
+	if (rt->gw_af && !addr_len(rt->gw_af))
+		return xlb_errf(err, ENETUNREACH,
+				"the route to %s has a gateway of address family %d, neither IPv4 nor IPv6",
+				a, rt->gw_af);
+	if (rt->gw_af) {
+		*hop_af = rt->gw_af;
+		*hop = rt->gw;
+	} else {
+		*hop_af = af;
+		*hop = (const uint8_t *)addr;
+	}
+	return 0;
+}
+
+int xlb_neigh_resolve(struct xlb_neigh *n, uint8_t family,
+		      const __be32 addr[4], struct xlb_nh *out,
+		      struct xlb_err *err)
+{
+	char a[INET6_ADDRSTRLEN], h[INET6_ADDRSTRLEN];
+	struct route rt;
+	struct link l;
+	struct neigh ne;
+	const uint8_t *hop;
+	int hop_af, ret;
+
+	if (!n || !addr || !out)
+		return xlb_errf(err, EINVAL,
+				"next hop resolution needs a socket, an address and a result");
+	ret = next_hop(n, family, addr, &rt, &hop_af, &hop, err);
+	if (ret)
+		return ret;
+	ntop(family == XLB_FAMILY_INET ? AF_INET : AF_INET6, addr, a);
 
 	ret = link_get(n, rt.oif, &l, err);
 	if (ret)
@@ -881,17 +922,6 @@ int xlb_neigh_resolve(struct xlb_neigh *n, uint8_t family,
 				"the route to %s leaves through %s, which is not an Ethernet interface (type %u)",
 				a, l.name, l.type);
 
-	if (rt.gw_af && !addr_len(rt.gw_af))
-		return xlb_errf(err, ENETUNREACH,
-				"the route to %s has a gateway of address family %d, neither IPv4 nor IPv6",
-				a, rt.gw_af);
-	if (rt.gw_af) {
-		hop_af = rt.gw_af;
-		hop = rt.gw;
-	} else {
-		hop_af = af;
-		hop = (const uint8_t *)addr;
-	}
 	ntop(hop_af, hop, h);
 	ret = neigh_get(n, hop_af, hop, rt.oif, &ne, err);
 	if (ret)
@@ -946,4 +976,67 @@ int xlb_neigh_resolve(struct xlb_neigh *n, uint8_t family,
 			ne.flags & NTF_EXT_LEARNED ?
 			"it belongs to another control plane (extern_learn) and is left alone" :
 			"resolution started");
+}
+
+int xlb_neigh_hop(struct xlb_neigh *n, uint8_t family, const __be32 addr[4],
+		  struct xlb_nh *out, struct xlb_err *err)
+{
+	const uint8_t *hop;
+	struct route rt;
+	int hop_af, ret;
+
+	if (!n || !addr || !out)
+		return xlb_errf(err, EINVAL,
+				"a next hop needs a socket, an address and a result");
+	ret = next_hop(n, family, addr, &rt, &hop_af, &hop, err);
+	if (ret)
+		return ret;
+	memset(out, 0, sizeof(*out));
+	out->ifindex = rt.oif;
+	out->family = hop_af == AF_INET ? XLB_FAMILY_INET : XLB_FAMILY_INET6;
+	memcpy(out->via, hop, (size_t)addr_len(hop_af));
+	return 0;
+}
+
+int xlb_neigh_release(struct xlb_neigh *n, const struct xlb_nh *hop,
+		      struct xlb_err *err)
+{
+	char req[NEIGH_REQ_SIZE] __attribute__((aligned(8)));
+	char h[INET6_ADDRSTRLEN];
+	struct nlmsghdr *nlh;
+	struct ndmsg *ndm;
+	struct neigh ne;
+	int af, ret;
+
+	if (!n || !hop)
+		return xlb_errf(err, EINVAL,
+				"releasing a next hop needs a socket and the next hop");
+	if (hop->family == XLB_FAMILY_INET)
+		af = AF_INET;
+	else if (hop->family == XLB_FAMILY_INET6)
+		af = AF_INET6;
+	else
+		return xlb_errf(err, EINVAL,
+				"address family %u is neither %u (IPv4) nor %u (IPv6)",
+				hop->family, XLB_FAMILY_INET, XLB_FAMILY_INET6);
+	ret = neigh_get(n, af, (const uint8_t *)hop->via, hop->ifindex, &ne,
+			err);
+	if (ret)
+		return ret;
+	if (!ne.found || ne.protocol != XLB_NEIGH_PROTO)
+		return 0;	/* gone already, or not ours */
+	nlh = mnl_nlmsg_put_header(req);
+	nlh->nlmsg_type = RTM_DELNEIGH;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = (uint8_t)af;
+	ndm->ndm_ifindex = (int)hop->ifindex;
+	mnl_attr_put(nlh, NDA_DST, (size_t)addr_len(af), hop->via);
+	ret = xfer(n, nlh, NULL, NULL, "removing a neighbour entry", err);
+	if (ret == -ENOENT)
+		return 0;	/* removed meanwhile */
+	if (ret)
+		return xlb_errf(err, -ret, "cannot remove the neighbour entry of %s: %s",
+				ntop(af, hop->via, h), err && err->msg[0] ?
+				err->msg : strerror(-ret));
+	return 1;
 }

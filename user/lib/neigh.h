@@ -77,4 +77,30 @@ int xlb_neigh_resolve(struct xlb_neigh *n, uint8_t family,
 		      const __be32 addr[4], struct xlb_nh *out,
 		      struct xlb_err *err);
 
+/*
+ * Neighbour entries made by the resolution above carry this NDA_PROTOCOL
+ * (the route protocol xlbd's VIP routes carry too; `ip neigh` shows
+ * "proto 250"); entries it only adopted (made managed) keep theirs.
+ */
+#define XLB_NEIGH_PROTO		250
+
+/*
+ * The next hop toward addr as xlb_neigh_resolve would use it (out->family,
+ * out->via, out->ifindex; no MACs), from route lookups only: nothing is
+ * created or changed.  Errors as xlb_neigh_resolve's.
+ */
+int xlb_neigh_hop(struct xlb_neigh *n, uint8_t family, const __be32 addr[4],
+		  struct xlb_nh *out, struct xlb_err *err);
+
+/*
+ * Remove the neighbour entry of hop (hop->via on hop->ifindex, as
+ * xlb_neigh_hop gives it) if resolution made it (XLB_NEIGH_PROTO): 1 when
+ * removed, 0 when there is none or it is someone else's (an
+ * administrator's, the kernel's own, one only adopted), a negative errno
+ * with err on failure.  The caller releases a next hop when no backend it
+ * still serves goes through it.
+ */
+int xlb_neigh_release(struct xlb_neigh *n, const struct xlb_nh *hop,
+		      struct xlb_err *err);
+
 #endif /* XLB_NEIGH_H */

@@ -36,11 +36,19 @@
  *  "exec"     {"args": [TOKEN, ...]}  or  {"lines": ["cmd line", ...]}
  *             One command in the xlb grammar (user/lib/config.h) as argv
  *             tokens, or several command lines applied as one transaction.
- *             result: {"changed": bool, "generation": N, "live_ms"?: ms}
+ *             result: {"changed": bool, "generation": N, "live_ms"?: ms,
+ *             "phases_ms"?: {...}}
  *             (generation: the daemon's global generation after the change;
  *             live_ms: from the request's arrival until the last table it
  *             changed was published, when it changed one.  The answer
- *             itself comes after the configuration is saved too.)
+ *             itself comes after the configuration is saved too.
+ *             phases_ms, when it changed: where the time went, in ms:
+ *             parse (request to a checked new state), commit (the commit
+ *             without its tables), build and publish (the longest of
+ *             each), pool (the builds and publications' wall time),
+ *             reconcile (the rest of bringing tables up to date), save
+ *             (the durable save), runtime_save (the last runtime file
+ *             written), answer (request arrival to this answer).)
  *  "restore"  {"text": CONFIG, "name": "FILE"}: replace the whole desired
  *             state by the config text, as one transaction.  Errors name
  *             FILE:LINE:COLUMN.  result as exec.

@@ -12,6 +12,7 @@
 
 #include <bpf/bpf.h>
 
+#include "config.h"
 #include "xlbd.h"
 
 static uint32_t beid_hash_of(uint8_t family, uint8_t encap,
@@ -52,14 +53,49 @@ static void beid_hash_insert(struct xlbd *d, uint16_t id)
 	d->beid_hash[i] = (uint32_t)id + 1;
 }
 
+/* Take id out of the index (linear probing: later entries move up). */
+static void beid_hash_remove(struct xlbd *d, uint16_t id)
+{
+	const struct xlbd_beid *b = &d->beids[id];
+	uint32_t mask = d->beid_hash_size - 1;
+	uint32_t i = beid_hash_of(b->family, b->encap, b->addr) & mask, j, k;
+
+	while (d->beid_hash[i] && d->beid_hash[i] != (uint32_t)id + 1)
+		i = (i + 1) & mask;
+	if (!d->beid_hash[i])
+		return;
+	for (j = i;;) {
+		const struct xlbd_beid *o;
+
+		j = (j + 1) & mask;
+		if (!d->beid_hash[j])
+			break;
+		o = &d->beids[d->beid_hash[j] - 1];
+		k = beid_hash_of(o->family, o->encap, o->addr) & mask;
+		/* stays where it is when its home is cyclically in (i, j] */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		d->beid_hash[i] = d->beid_hash[j];
+		i = j;
+	}
+	d->beid_hash[i] = 0;
+}
+
+/* The index, the count of ids taken and the highest, from d->beids. */
 static void beid_hash_rebuild(struct xlbd *d)
 {
 	uint32_t id;
 
 	memset(d->beid_hash, 0, d->beid_hash_size * sizeof(*d->beid_hash));
-	for (id = 0; id < XLB_MAX_BACKENDS; id++)
+	d->beid_hi = d->beid_taken = 0;
+	for (id = 0; id < XLB_MAX_BACKENDS; id++) {
+		if (!beid_taken(&d->beids[id]))
+			continue;
+		d->beid_taken++;
+		d->beid_hi = id + 1;
 		if (d->beids[id].family)
 			beid_hash_insert(d, (uint16_t)id);
+	}
 }
 
 static long beid_find(const struct xlbd *d, uint8_t family, uint8_t encap,
@@ -85,7 +121,7 @@ long xlbd_beid_get(struct xlbd *d, uint8_t family, uint8_t encap,
 
 	if (id >= 0)
 		return id;
-	for (id = 0; id < XLB_MAX_BACKENDS; id++)
+	for (id = 0; id < d->beid_hi; id++)
 		if (!beid_taken(&d->beids[id]))
 			break;
 	if (id == XLB_MAX_BACKENDS)
@@ -96,6 +132,9 @@ long xlbd_beid_get(struct xlbd *d, uint8_t family, uint8_t encap,
 	b->encap = encap;
 	memcpy(b->addr, addr, sizeof(b->addr));
 	beid_hash_insert(d, (uint16_t)id);
+	d->beid_taken++;
+	if ((uint32_t)id >= d->beid_hi)
+		d->beid_hi = (uint32_t)id + 1;
 	return id;
 }
 
@@ -150,12 +189,15 @@ static void beid_resolve(struct xlbd *d, uint16_t id)
 static int beid_write(struct xlbd *d, uint16_t id, struct xlb_err *err)
 {
 	struct xlb_backend e;
+	int ret;
 
 	beid_entry(&d->beids[id], &e);
 	/* redirecting out of the next hop's interface needs it in the devmap */
 	if (e.flags & XLB_BE_F_NEXTHOP)
 		xlb_dp_tx_port_add(&d->dp, e.ifindex);
-	return xlb_dp_backend_set(&d->dp, id, &e, err);
+	ret = xlb_dp_backend_set(&d->dp, id, &e, err);
+	d->beids[id].written = !ret;
+	return ret;
 }
 
 /* Distinct (family, address, encap) of a state: the data-path ids it needs. */
@@ -199,54 +241,119 @@ int xlbd_beid_needed(const struct xlbd *d, const struct xlb_state *s,
 
 size_t xlbd_beid_free_count(const struct xlbd *d)
 {
-	size_t id, n = 0;
-
-	for (id = 0; id < XLB_MAX_BACKENDS; id++)
-		n += !beid_taken(&d->beids[id]);
-	return n;
+	return XLB_MAX_BACKENDS - d->beid_taken;
 }
 
-/* Write the entries of ids in use that are new or changed. */
+/*
+ * Write the entries of ids in use that are new or changed.  An entry once
+ * written is known to be in the map (only xlbd writes it), so a commit
+ * costs nothing for the ids it did not touch; those without a next hop
+ * are resolved again by xlbd_beid_refresh, every second.
+ */
 void xlbd_beid_sync(struct xlbd *d)
 {
 	uint32_t i;
 
-	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
-		struct xlb_backend cur, want;
+	for (i = 0; i < d->beid_hi; i++) {
 		struct xlb_err e = { "" };
 
-		if (!d->beids[i].refs)
+		if (!d->beids[i].refs || d->beids[i].written)
 			continue;
 		if (!d->beids[i].nh_ok)
 			beid_resolve(d, (uint16_t)i);
-		beid_entry(&d->beids[i], &want);
-		if (!xlb_dp_backend_get(&d->dp, (uint16_t)i, &cur) &&
-		    cur.flags == want.flags &&
-		    !memcmp(cur.addr, want.addr, sizeof(cur.addr)) &&
-		    cur.family == want.family && cur.encap == want.encap &&
-		    !memcmp(cur.dmac, want.dmac, 12) &&
-		    cur.ifindex == want.ifindex)
-			continue;
 		if (beid_write(d, (uint16_t)i, &e))
 			log_err("%s", e.msg);
 	}
 }
 
-/* Clear the entries of ids nobody uses any more; they are free again. */
-void xlbd_beid_release(struct xlbd *d)
+static bool hop_same(const struct xlb_nh *a, const struct xlb_nh *b)
 {
-	bool freed = false;
+	return a->ifindex == b->ifindex && a->family == b->family &&
+	       !memcmp(a->via, b->via, sizeof(a->via));
+}
+
+/*
+ * The neighbour entries resolution made for the next hops of freed ids
+ * (n of them, in hops) go when no id in use goes through them (on-link
+ * backends are their own next hop; a gateway serves many).
+ */
+static void hops_release(struct xlbd *d, const struct xlb_nh *hops, size_t n)
+{
+	struct xlb_nh *used = NULL;
+	size_t k, j, n_used = 0;
 	uint32_t i;
 
-	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
+	if (!n)
+		return;
+	used = calloc(d->beid_taken ? d->beid_taken : 1, sizeof(*used));
+	if (!used)
+		return;		/* kept: the kernel probes them, no harm */
+	for (i = 0; i < d->beid_hi; i++) {
+		const struct xlbd_beid *b = &d->beids[i];
+
+		if (b->refs && n_used < d->beid_taken &&
+		    !xlb_neigh_hop(d->neigh, b->family, b->addr,
+				   &used[n_used], NULL))
+			n_used++;
+	}
+	for (k = 0; k < n; k++) {
+		struct xlb_err e = { "" };
+		char a[XLB_ADDR_STR_MAX];
+		bool skip = false;
+		int ret;
+
+		/* still needed, or released already for another freed id */
+		for (j = 0; j < n_used && !skip; j++)
+			skip = hop_same(&hops[k], &used[j]);
+		for (j = 0; j < k && !skip; j++)
+			skip = hop_same(&hops[k], &hops[j]);
+		if (skip)
+			continue;
+		ret = xlb_neigh_release(d->neigh, &hops[k], &e);
+		if (ret < 0)
+			log_warn("%s", e.msg);
+		else if (ret)
+			log_info("next hop %s: its neighbour entry removed (no backend goes through it)",
+				 xlb_addr_str(hops[k].family, hops[k].via, a));
+	}
+	free(used);
+}
+
+/*
+ * Clear the entries of ids nobody uses any more; they are free again, and
+ * so are the neighbour entries made for them.
+ */
+void xlbd_beid_release(struct xlbd *d)
+{
+	struct xlb_nh *hops = NULL;
+	size_t n_hops = 0, cap = 0;
+	uint32_t i;
+
+	for (i = 0; i < d->beid_hi; i++) {
 		if (d->beids[i].refs || !d->beids[i].family)
 			continue;
+		if (d->neigh && n_hops == cap) {
+			struct xlb_nh *h = realloc(hops, (cap ? 2 * cap : 16) *
+							 sizeof(*h));
+
+			if (h) {
+				hops = h;
+				cap = cap ? 2 * cap : 16;
+			}
+		}
+		if (d->neigh && n_hops < cap &&
+		    !xlb_neigh_hop(d->neigh, d->beids[i].family,
+				   d->beids[i].addr, &hops[n_hops], NULL))
+			n_hops++;
 		xlb_dp_backend_clear(&d->dp, (uint16_t)i);
+		beid_hash_remove(d, (uint16_t)i);
 		memset(&d->beids[i], 0, sizeof(d->beids[i]));
-		freed = true;
+		d->beid_taken--;
 	}
-	if (freed)
-		beid_hash_rebuild(d);
+	while (d->beid_hi && !beid_taken(&d->beids[d->beid_hi - 1]))
+		d->beid_hi--;
+	hops_release(d, hops, n_hops);
+	free(hops);
 }
 
 /* Re-resolve the next hop of every id in use; write what changed. */
@@ -254,7 +361,7 @@ void xlbd_beid_refresh(struct xlbd *d)
 {
 	size_t i;
 
-	for (i = 0; i < XLB_MAX_BACKENDS; i++) {
+	for (i = 0; i < d->beid_hi; i++) {
 		struct xlbd_beid *b = &d->beids[i];
 		bool had = b->nh_ok;
 		struct xlb_nh before = b->nh;
@@ -263,7 +370,7 @@ void xlbd_beid_refresh(struct xlbd *d)
 		if (!b->refs)
 			continue;
 		beid_resolve(d, (uint16_t)i);
-		if (b->nh_ok == had &&
+		if (b->written && b->nh_ok == had &&
 		    (!had || (before.ifindex == b->nh.ifindex &&
 			      !memcmp(before.dmac, b->nh.dmac, 6) &&
 			      !memcmp(before.smac, b->nh.smac, 6))))
@@ -326,6 +433,9 @@ int xlbd_beid_adopt(struct xlbd *d)
 			memcpy(e->nh.dmac, b.dmac, sizeof(b.dmac));
 			memcpy(e->nh.smac, b.smac, sizeof(b.smac));
 		}
+		/* the entry as xlbd writes it: no need to write it again */
+		e->written = b.flags == (XLB_BE_F_VALID |
+					 (e->nh_ok ? XLB_BE_F_NEXTHOP : 0));
 	}
 	free(all);
 	free(keys);

@@ -282,6 +282,25 @@ static json_object *change_result(struct xlbd *d, bool changed)
 			(d->last_publish_at - d->ctl_request_at) * 1e3));
 	json_object_object_add(r, "generation",
 			       json_object_new_int64((int64_t)d->generation));
+	if (changed) {
+		json_object *p = json_object_new_object();
+
+#define PH(name)	json_object_object_add(p, #name, \
+				json_object_new_double(d->ph.name))
+		PH(parse);
+		PH(commit);
+		PH(build);
+		PH(publish);
+		PH(pool);
+		PH(reconcile);
+		PH(save);
+		PH(runtime_save);
+#undef PH
+		/* request received -> this answer made */
+		json_object_object_add(p, "answer", json_object_new_double(
+			(xlbd_now() - d->ctl_request_at) * 1e3));
+		json_object_object_add(r, "phases_ms", p);
+	}
 	return r;
 }
 
@@ -289,15 +308,25 @@ static json_object *change_result(struct xlbd *d, bool changed)
 static int commit_state(struct xlbd *d, struct xlb_state *s, bool *changed,
 			struct xlb_err *err)
 {
+	double t0, t1;
 	int ret;
 
 	*changed = !xlb_state_equal(&d->state, s);
 	if (!*changed)
 		return 0;
+	t0 = xlbd_now();
+	d->ph.parse = (t0 - d->ctl_request_at) * 1e3;
+	d->ph.pool = d->ph.build = d->ph.publish = d->ph.reconcile = 0;
+	d->save_on_accept = true;
 	ret = xlbd_commit(d, s, err);
+	d->save_on_accept = false;
 	if (ret)
 		return ret;
-	xlbd_save_state(d);
+	t1 = xlbd_now();
+	d->ph.commit = (t1 - t0) * 1e3 - d->ph.pool - d->ph.reconcile;
+	/* begun when the commit was accepted; the answer waits for it */
+	xlbd_save_wait(d);
+	d->ph.save = (xlbd_now() - t1) * 1e3;
 	return 0;
 }
 

@@ -71,9 +71,11 @@ static void link_detach(struct xlbd *d, struct xlbd_link *l)
 
 	if (!l->attached || !ifindex)
 		return;
-	if (link_runs_ours(d, ifindex, l->mode == XLB_ATTACH_GENERIC) &&
-	    xlb_link_detach(d->xprog, ifindex, l->mode == XLB_ATTACH_GENERIC,
-			    &err))
+	/* another program on it (--cleanup tries every link) stays, quietly */
+	if (!link_runs_ours(d, ifindex, l->mode == XLB_ATTACH_GENERIC))
+		;
+	else if (xlb_link_detach(d->xprog, ifindex,
+				 l->mode == XLB_ATTACH_GENERIC, &err))
 		log_err("link %s: %s", l->ifname, err.msg);
 	else
 		log_notice("link %s: data path detached", l->ifname);

@@ -874,6 +874,7 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&d.lock);
 
 	ret = run(&d);
+	xlbd_save_wait(&d);		/* a save under way ends first */
 
 	xlbd_checker_stop(&d);
 	xlbd_cluster_stop(&d);

@@ -70,6 +70,22 @@ static long backend_index_in(const struct xlb_state *s,
 	return f ? f - s->backends : -1;
 }
 
+/*
+ * Index of backend b in s, trying index guess first (the same place in an
+ * unchanged state), -1 if none.
+ */
+static long backend_index_at(const struct xlb_state *s,
+			     const struct xlb_backend_conf *b, size_t guess)
+{
+	const struct xlb_backend_conf *g = s->backends + guess;
+
+	if (guess < s->n_backends && g->family == b->family &&
+	    !memcmp(g->addr, b->addr, sizeof(g->addr)) &&
+	    !xlb_vip_key_cmp(&g->vip, &b->vip))
+		return (long)guess;
+	return backend_index_in(s, b);
+}
+
 void xlbd_backend_health(const struct xlbd *d, size_t i, struct xlb_health *h)
 {
 	const struct xlb_backend_conf *b = &d->state.backends[i];
@@ -185,31 +201,25 @@ struct commit {
 	bool global_changed;
 };
 
+static int adopted_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const struct xlbd_adopted *)a)->key,
+		      &((const struct xlbd_adopted *)b)->key,
+		      sizeof(struct xlb_vip_key));
+}
+
+/* The adopted VIPs are sorted by key (xlbd_adopt_ids). */
 static struct xlbd_adopted *adopted_find(struct xlbd *d,
 					 const struct xlb_vip_key *key)
 {
-	size_t i;
+	struct xlbd_adopted k, *a;
 
-	for (i = 0; i < d->n_adopted_vips; i++)
-		if (!d->adopted_vips[i].used &&
-		    !memcmp(&d->adopted_vips[i].key, key, sizeof(*key)))
-			return &d->adopted_vips[i];
-	return NULL;
-}
-
-static bool vip_id_used(const struct xlbd *d, const struct xlbd_vip *nv,
-			size_t n, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (nv[i].id == id)
-			return true;
-	for (i = 0; i < d->n_adopted_vips; i++)
-		if (!d->adopted_vips[i].used &&
-		    d->adopted_vips[i].val.id == id)
-			return true;
-	return false;
+	if (!d->n_adopted_vips)
+		return NULL;
+	k.key = *key;
+	a = bsearch(&k, d->adopted_vips, d->n_adopted_vips, sizeof(k),
+		    adopted_cmp);
+	return a && !a->used ? a : NULL;
 }
 
 /* Capacity first: nothing is touched when the new state does not fit. */
@@ -236,6 +246,8 @@ static void vip_adopt(struct xlbd *d, struct xlbd_vip *rv,
 
 	a->used = true;
 	rv->id = a->val.id;
+	rv->entry = a->val;	/* what the VIP map holds */
+	rv->entry_ok = true;
 	p = xlbd_prev_find(d, xlb_vip_str(key, vs));
 	if (!p)
 		return;
@@ -255,6 +267,8 @@ static void vip_adopt(struct xlbd *d, struct xlbd_vip *rv,
 static void commit_vips(struct xlbd *d, struct commit *c)
 {
 	const struct xlb_state *s = c->s;
+	uint64_t used[XLB_MAX_VIPS / 64];
+	uint32_t next = 0;
 	size_t i;
 
 	for (i = 0; i < s->n_vips; i++) {
@@ -274,13 +288,26 @@ static void commit_vips(struct xlbd *d, struct commit *c)
 		}
 		c->nv[i].id = UINT32_MAX;
 	}
+	/* ids in use: the VIPs kept or adopted, the pinned ones not yet */
+	memset(used, 0, sizeof(used));
+	for (i = 0; i < s->n_vips; i++)
+		if (c->nv[i].id < XLB_MAX_VIPS)
+			used[c->nv[i].id / 64] |= 1ull << c->nv[i].id % 64;
+	for (i = 0; i < d->n_adopted_vips; i++)
+		if (!d->adopted_vips[i].used &&
+		    d->adopted_vips[i].val.id < XLB_MAX_VIPS)
+			used[d->adopted_vips[i].val.id / 64] |=
+				1ull << d->adopted_vips[i].val.id % 64;
 	for (i = 0; i < s->n_vips; i++) {
-		uint32_t id = 0;
+		uint32_t id = next;
 
 		if (c->nv[i].id != UINT32_MAX)
 			continue;
-		while (vip_id_used(d, c->nv, s->n_vips, id))
+		while (id < XLB_MAX_VIPS && used[id / 64] & 1ull << id % 64)
 			id++;
+		if (id < XLB_MAX_VIPS)	/* else its publication fails */
+			used[id / 64] |= 1ull << id % 64;
+		next = id + 1;
 		c->nv[i].id = id;
 		c->nv[i].changed_at = xlbd_now();
 	}
@@ -323,16 +350,19 @@ static int commit_backends(struct xlbd *d, struct commit *c,
 			   struct xlb_err *err)
 {
 	const struct xlb_state *s = c->s;
+	long delta = 0;		/* old index - new index, last seen */
 	size_t i;
 
 	for (i = 0; i < s->n_backends; i++) {
 		const struct xlb_backend_conf *b = &s->backends[i];
 		const struct xlb_vip_conf *v = xlb_state_find_vip(s, &b->vip);
-		long o = backend_index_in(&d->state, b);
+		long o = backend_index_at(&d->state, b, (size_t)((long)i + delta));
 		long id = xlbd_beid_get(d, b->family, v->encap, b->addr);
 
 		if (id < 0)	/* cannot happen after the capacity check */
 			return xlb_errf(err, ENOSPC, "no backend id left");
+		if (o >= 0)
+			delta = o - (long)i;
 		d->beids[id].refs++;
 		c->nb_refs = i + 1;
 		if (o >= 0) {
@@ -387,12 +417,18 @@ static void commit_accept(struct xlbd *d, struct commit *c)
  */
 static void commit_health_checks(struct xlbd *d, struct commit *c)
 {
+	long delta = 0;		/* new index - old index, last seen */
 	size_t i;
 
 	for (i = 0; i < c->old.n_backends; i++) {
-		if (backend_index_in(&d->state, &c->old.backends[i]) < 0 &&
-		    d->rt_bes[i].hc_id)
+		long n = d->rt_bes[i].hc_id ?
+			 backend_index_at(&d->state, &c->old.backends[i],
+					  (size_t)((long)i + delta)) : 0;
+
+		if (n < 0)
 			xlb_hc_del(d->hc, d->rt_bes[i].hc_id);
+		else if (d->rt_bes[i].hc_id)
+			delta = n - (long)i;
 		d->beids[d->rt_bes[i].id].refs--;
 	}
 	for (i = 0; i < d->state.n_backends; i++) {
@@ -530,6 +566,9 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 
 	/* accepted: from here on the maps follow */
 	commit_accept(d, &c);
+	/* the new state's durable save overlaps its tables */
+	if (d->save_on_accept)
+		xlbd_save_begin(d);
 	commit_health_checks(d, &c);
 	commit_global(d, &c);
 	xlbd_beid_sync(d);		/* backend entries new or changed */
@@ -562,16 +601,64 @@ static int adopt_vip(struct xlbd *d, const struct xlb_vip_key *k,
 {
 	struct xlbd_adopted *a;
 
-	a = realloc(d->adopted_vips,
-		    (d->n_adopted_vips + 1) * sizeof(*d->adopted_vips));
-	if (!a)
-		return -ENOMEM;
-	d->adopted_vips = a;
+	if (d->n_adopted_vips == d->cap_adopted_vips) {
+		size_t cap = d->cap_adopted_vips ? 2 * d->cap_adopted_vips : 64;
+
+		a = realloc(d->adopted_vips, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		d->adopted_vips = a;
+		d->cap_adopted_vips = cap;
+	}
 	a = &d->adopted_vips[d->n_adopted_vips++];
 	memset(a, 0, sizeof(*a));
 	a->key = *k;
 	a->val = *v;
 	return 0;
+}
+
+/* One entry of the VIP map: the VIPs themselves are adopted. */
+static int adopt_entry(struct xlbd *d, const struct xlb_vip_key *key,
+		       const struct xlb_vip *val)
+{
+	if (key->family & XLB_FAMILY_FRAG || !key->proto ||
+	    val->flags & XLB_VIP_F_ADDR_ONLY)
+		return 0;	/* derived entries */
+	return adopt_vip(d, key, val);
+}
+
+/* The VIP map in batches (a few system calls for 1000 VIPs). */
+static int adopt_vips_batch(struct xlbd *d)
+{
+	enum { CHUNK = 1024 };
+	struct xlb_vip_key *keys = calloc(CHUNK, sizeof(*keys));
+	struct xlb_vip *vals = calloc(CHUNK, sizeof(*vals));
+	__u32 in = 0, out = 0, count, i;
+	void *from = NULL;
+	int ret = -ENOMEM;
+
+	while (keys && vals) {
+		count = CHUNK;
+		ret = bpf_map_lookup_batch(d->dp.vips, from, &out, keys, vals,
+					   &count, NULL);
+		if (ret && ret != -ENOENT)
+			break;
+		for (i = 0; i < count; i++)
+			if (adopt_entry(d, &keys[i], &vals[i])) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		if (ret == -ENOENT) {	/* past the last bucket */
+			ret = 0;
+			break;
+		}
+		in = out;
+		from = &in;
+	}
+out:
+	free(keys);
+	free(vals);
+	return ret;
 }
 
 int xlbd_adopt_ids(struct xlbd *d)
@@ -584,18 +671,22 @@ int xlbd_adopt_ids(struct xlbd *d)
 	ret = xlbd_beid_adopt(d);
 	if (ret)
 		return ret;
-	while (!bpf_map_get_next_key(d->dp.vips, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (key.family & XLB_FAMILY_FRAG || !key.proto)
-			continue;	/* derived entries */
-		if (bpf_map_lookup_elem(d->dp.vips, &key, &val))
-			continue;
-		if (val.flags & XLB_VIP_F_ADDR_ONLY)
-			continue;
-		if (adopt_vip(d, &key, &val))
-			return -ENOMEM;
+	ret = adopt_vips_batch(d);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {	/* no batch operations: one entry at a time */
+		d->n_adopted_vips = 0;
+		while (!bpf_map_get_next_key(d->dp.vips, prev, &next)) {
+			key = next;
+			prev = &key;
+			if (bpf_map_lookup_elem(d->dp.vips, &key, &val))
+				continue;
+			if (adopt_entry(d, &key, &val))
+				return -ENOMEM;
+		}
 	}
+	qsort(d->adopted_vips, d->n_adopted_vips, sizeof(*d->adopted_vips),
+	      adopted_cmp);
 	log_info("adopted %zu VIPs from the pinned maps", d->n_adopted_vips);
 	return 0;
 }

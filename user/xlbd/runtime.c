@@ -8,7 +8,8 @@
  *    the new one.  Loaded at start, so runtime changes survive restarts and
  *    reboots.
  *  - The runtime file, /run/xlb/INSTANCE.runtime.json: per VIP the table
- *    generation and when it last changed, per backend its health.  It lives
+ *    generation and when it last changed, per backend its health when
+ *    known.  Replaced by a rename, not synced to disk: it lives
  *    as long as the pinned maps (both go with a reboot), and lets a
  *    restarted daemon continue generations and keep ejected backends out
  *    instead of putting them back until their checks fail again.
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,13 @@
 #include "config.h"
 #include "xlbd.h"
 
-static int write_atomic(const char *path, const char *data, size_t len)
+/*
+ * Replace path by data: a crash of xlbd leaves the old file or the new one.
+ * Durable (fsync of the file before the rename, of the folder after it)
+ * also against a crash of the machine.
+ */
+static int write_atomic(const char *path, const char *data, size_t len,
+			bool durable)
 {
 	char tmp[600], dir[600];
 	int fd, ret = 0;
@@ -48,7 +56,7 @@ static int write_atomic(const char *path, const char *data, size_t len)
 		}
 		off += (size_t)w;
 	}
-	if (!ret && fsync(fd))
+	if (!ret && durable && fsync(fd))
 		ret = -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
@@ -58,6 +66,8 @@ static int write_atomic(const char *path, const char *data, size_t len)
 		unlink(tmp);
 		return ret;
 	}
+	if (!durable)
+		return 0;
 	snprintf(dir, sizeof(dir), "%s", path);
 	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -67,31 +77,69 @@ static int write_atomic(const char *path, const char *data, size_t len)
 	return 0;
 }
 
-int xlbd_save_state(struct xlbd *d)
+static void *save_thread(void *arg)
 {
-	char *text = NULL;
-	int ret;
+	struct xlbd *d = arg;
 
-	char head[160];
-	char *full = NULL;
+	d->saver.ret = write_atomic(d->state_file, d->saver.text,
+				    strlen(d->saver.text), true);
+	return NULL;
+}
 
-	ret = xlb_config_save(&d->state, &text);
-	if (ret)
-		return ret;
+/*
+ * The durable save of the state as it is now, on a thread of its own: the
+ * disk's flushes overlap the work that follows (a change's tables).
+ */
+void xlbd_save_begin(struct xlbd *d)
+{
+	char head[160], *text = NULL;
+
+	xlbd_save_wait(d);	/* one at a time, in order */
+	d->saver.ret = xlb_config_save(&d->state, &text);
+	if (d->saver.ret) {
+		log_err("cannot save the configuration to %s: %s",
+			d->state_file, strerror(-d->saver.ret));
+		return;
+	}
 	/* cluster mode: the revision this state is of, on the first line */
-	if (asprintf(&full, "%s%s", xlbd_cluster_state_header(d, head,
-							       sizeof(head)),
+	if (asprintf(&d->saver.text, "%s%s",
+		     xlbd_cluster_state_header(d, head, sizeof(head)),
 		     text) < 0) {
+		d->saver.text = NULL;
+		d->saver.ret = -ENOMEM;
+		log_err("cannot save the configuration to %s: out of memory",
+			d->state_file);
 		free(text);
-		return -ENOMEM;
+		return;
 	}
 	free(text);
-	ret = write_atomic(d->state_file, full, strlen(full));
-	free(full);
+	d->saver.running = !pthread_create(&d->saver.th, NULL, save_thread, d);
+	if (!d->saver.running)
+		save_thread(d);
+}
+
+int xlbd_save_wait(struct xlbd *d)
+{
+	int ret;
+
+	if (d->saver.running)
+		pthread_join(d->saver.th, NULL);
+	d->saver.running = false;
+	if (!d->saver.text)
+		return 0;	/* nothing begun since the last wait */
+	free(d->saver.text);
+	d->saver.text = NULL;
+	ret = d->saver.ret;
 	if (ret)
 		log_err("cannot save the configuration to %s: %s",
 			d->state_file, strerror(-ret));
 	return ret;
+}
+
+int xlbd_save_state(struct xlbd *d)
+{
+	xlbd_save_begin(d);
+	return d->saver.text ? xlbd_save_wait(d) : d->saver.ret;
 }
 
 int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
@@ -146,6 +194,7 @@ void xlbd_runtime_save(struct xlbd *d)
 	json_object *root = json_object_new_object();
 	json_object *vips = json_object_new_array();
 	json_object *bes = json_object_new_array();
+	double t0 = xlbd_now();
 	const char *text;
 	size_t i;
 	int ret;
@@ -180,9 +229,13 @@ void xlbd_runtime_save(struct xlbd *d)
 	}
 	for (i = 0; i < d->state.n_backends; i++) {
 		const struct xlb_backend_conf *b = &d->state.backends[i];
-		json_object *o = json_object_new_object();
+		json_object *o;
 		char k[XLBD_PREV_KEY_MAX];
 
+		/* no record is an unknown health: a large file costs restarts */
+		if (d->rt_bes[i].health == XLB_HC_UNKNOWN)
+			continue;
+		o = json_object_new_object();
 		json_object_object_add(o, "backend", json_object_new_string(
 			xlbd_backend_key(b, k, sizeof(k))));
 		json_object_object_add(o, "health",
@@ -195,11 +248,16 @@ void xlbd_runtime_save(struct xlbd *d)
 	json_object_object_add(root, "vips", vips);
 	json_object_object_add(root, "backends", bes);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
-	ret = write_atomic(d->runtime_file, text, strlen(text));
+	/*
+	 * Not durable: the file describes the pinned maps, which do not
+	 * outlive the machine either; a crash of xlbd loses nothing.
+	 */
+	ret = write_atomic(d->runtime_file, text, strlen(text), false);
 	if (ret)
 		log_warn("cannot write %s: %s", d->runtime_file, strerror(-ret));
 	json_object_put(root);
 	d->runtime_dirty = false;
+	d->ph.runtime_save = (xlbd_now() - t0) * 1e3;
 }
 
 static int prev_cmp(const void *a, const void *b)
@@ -213,10 +271,15 @@ static struct xlbd_prev *prev_add(struct xlbd *d, const char *key,
 {
 	struct xlbd_prev *p;
 
-	p = realloc(d->prev, (d->n_prev + 1) * sizeof(*p));
-	if (!p)
-		return NULL;
-	d->prev = p;
+	if (d->n_prev == d->cap_prev) {
+		size_t cap = d->cap_prev ? 2 * d->cap_prev : 256;
+
+		p = realloc(d->prev, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		d->prev = p;
+		d->cap_prev = cap;
+	}
 	p = &d->prev[d->n_prev++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->key, sizeof(p->key), "%s", key);

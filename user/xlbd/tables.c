@@ -131,6 +131,12 @@ struct table_job {
 	int ret;
 	struct xlb_err err;
 	double build_ms, publish_ms;
+	double live_at;		/* unix seconds: the publication returned */
+	uint64_t fingerprint;	/* of t */
+	uint32_t members;	/* backends with slots in t */
+	long moved;		/* slots that moved from old, -1: unknown */
+	/* the job with the same inputs that builds for both, or NULL */
+	const struct table_job *twin;
 };
 
 /* FNV-1a over everything a table depends on. */
@@ -252,42 +258,10 @@ static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
 	return 0;
 }
 
-/* On a worker: no daemon state is touched but the job and the maps. */
-static void table_work(struct xlb_dp *dp, struct table_job *j)
-{
-	double t0 = xlbd_now(), t1;
-
-	j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n, &j->err);
-	t1 = xlbd_now();
-	j->build_ms = (t1 - t0) * 1e3;
-	if (j->ret)
-		return;
-	if (j->old && j->t.size == j->old->size &&
-	    !memcmp(j->t.slots, j->old->slots,
-		    j->t.size * sizeof(*j->t.slots)))
-		return;
-	j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t, &j->map_id,
-					 &j->err);
-	j->publish_ms = (xlbd_now() - t1) * 1e3;
-	j->published = !j->ret;
-}
-
-struct table_jobs {
-	struct xlb_dp *dp;
-	struct table_job *jobs;
-};
-
-static void table_job_run(void *ctx, size_t k)
-{
-	struct table_jobs *tj = ctx;
-
-	table_work(tj->dp, &tj->jobs[k]);
-}
-
 /* Distinct primaries of t: one pass, whatever the number of backends. */
 static uint32_t table_members(const struct xlb_table *t)
 {
-	static uint64_t seen[(XLB_BACKEND_ID_MAX + 64) / 64];
+	uint64_t seen[(XLB_BACKEND_ID_MAX + 64) / 64];
 	uint32_t s, n = 0;
 
 	memset(seen, 0, sizeof(seen));
@@ -300,6 +274,128 @@ static uint32_t table_members(const struct xlb_table *t)
 		n++;
 	}
 	return n;
+}
+
+/*
+ * On workers: no daemon state is touched but the job and the maps.  A
+ * table is built (or copied from its twin's), then published; what the
+ * daemon shows of it (fingerprint, members, slots moved) is computed
+ * after it is live.
+ */
+static void table_build(struct table_job *j)
+{
+	double t0 = xlbd_now();
+
+	j->moved = -1;
+	if (j->twin) {	/* built already: the same inputs, the same table */
+		j->ret = j->twin->ret;
+		j->err = j->twin->err;
+		j->t.size = j->twin->t.size;
+		j->t.slots = j->ret ? NULL :
+			     malloc(j->t.size * sizeof(*j->t.slots));
+		if (!j->ret && !j->t.slots)
+			j->ret = xlb_errf(&j->err, ENOMEM, "out of memory");
+		if (!j->ret)
+			memcpy(j->t.slots, j->twin->t.slots,
+			       j->t.size * sizeof(*j->t.slots));
+	} else {
+		j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n,
+					 &j->err);
+	}
+	j->build_ms = (xlbd_now() - t0) * 1e3;
+}
+
+static void table_publish(struct xlb_dp *dp, struct table_job *j)
+{
+	double t1 = xlbd_now();
+	bool same_size;
+
+	if (j->ret)
+		return;
+	same_size = j->old && j->t.size == j->old->size;
+	if (!same_size || memcmp(j->t.slots, j->old->slots,
+				 j->t.size * sizeof(*j->t.slots))) {
+		j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t,
+						 &j->map_id, &j->err);
+		j->live_at = xlbd_now();
+		j->publish_ms = (j->live_at - t1) * 1e3;
+		j->published = !j->ret;
+		if (j->ret)
+			return;
+		if (same_size)
+			j->moved = (long)xlb_table_diff(j->old, &j->t);
+	}
+	j->fingerprint = xlb_table_fingerprint(&j->t, j->specs, j->n);
+	j->members = table_members(&j->t);
+}
+
+struct table_jobs {
+	struct xlb_dp *dp;
+	struct table_job *jobs;
+	const size_t *order;	/* of the jobs in this run */
+};
+
+static void table_build_run(void *ctx, size_t k)
+{
+	struct table_jobs *tj = ctx;
+
+	table_build(&tj->jobs[tj->order[k]]);
+}
+
+static void table_publish_run(void *ctx, size_t k)
+{
+	struct table_jobs *tj = ctx;
+
+	table_publish(tj->dp, &tj->jobs[k]);
+}
+
+static bool params_equal(const struct xlb_table_params *a,
+			 const struct xlb_table_params *b)
+{
+	return a->algo == b->algo && a->size == b->size &&
+	       a->vnodes == b->vnodes && a->key.k0 == b->key.k0 &&
+	       a->key.k1 == b->key.k1;
+}
+
+/*
+ * Tables are a function of their inputs: of jobs with the same inputs
+ * (VIPs of one backend pool, say a service on several ports) the first
+ * builds and the others copy its table.  order gets the builders first,
+ * then the copies; returns how many build.
+ */
+static size_t table_twins(struct table_job *jobs, size_t n, size_t *order)
+{
+	size_t cap = 16, i, k, built = 0, copies = 0, *slot;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	slot = calloc(cap, sizeof(*slot));	/* job index + 1, 0 empty */
+	for (i = 0; i < n; i++) {
+		struct table_job *j = &jobs[i];
+
+		j->twin = NULL;
+		for (k = j->inputs & (cap - 1); slot && slot[k];
+		     k = (k + 1) & (cap - 1)) {
+			const struct table_job *o = &jobs[slot[k] - 1];
+
+			if (o->inputs == j->inputs &&
+			    params_equal(&o->p, &j->p) &&
+			    specs_equal(o->specs, o->n, j->specs, j->n)) {
+				j->twin = o;
+				break;
+			}
+		}
+		if (slot && !j->twin)
+			slot[k] = i + 1;
+	}
+	free(slot);
+	for (i = 0; i < n; i++)
+		if (!jobs[i].twin)
+			order[built++] = i;
+	for (i = 0; i < n; i++)
+		if (jobs[i].twin)
+			order[built + copies++] = i;
+	return built;
 }
 
 /* Back on the event loop; false when the job failed (err logged). */
@@ -321,9 +417,9 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 		rv->map_id = j->map_id;
 	}
 	/* how much of the table moved (not known for a table never read) */
-	if (j->published && rv->table.slots && rv->table.size == j->t.size)
-		snprintf(moved, sizeof(moved), ", %zu of %u slots moved",
-			 xlb_table_diff(&rv->table, &j->t), j->t.size);
+	if (j->published && j->moved >= 0)
+		snprintf(moved, sizeof(moved), ", %ld of %u slots moved",
+			 j->moved, j->t.size);
 	rv->inputs = j->inputs;
 	rv->lazy = false;
 	xlb_table_free(&rv->table);
@@ -333,8 +429,8 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 	rv->n_specs = j->n;
 	rv->params = j->p;
 	rv->published = true;
-	rv->fingerprint = xlb_table_fingerprint(&rv->table, rv->specs, rv->n_specs);
-	rv->in_table = table_members(&rv->table);
+	rv->fingerprint = j->fingerprint;
+	rv->in_table = j->members;
 	if (j->published)
 		log_info("VIP %s: table generation %llu published (built in %.1f ms, switched in %.1f ms), fingerprint 0x%016llx, %u backends in it%s",
 			 vs, (unsigned long long)rv->generation, j->build_ms,
@@ -356,23 +452,29 @@ static void vip_value(const struct xlbd *d, size_t vi, struct xlb_vip *out)
 	memcpy(out->src6, v->src6, sizeof(out->src6));
 }
 
+/* The VIP's entry, written when it differs from the one written last. */
 static int vip_entry_sync(struct xlbd *d, size_t vi, struct xlb_err *err)
 {
 	const struct xlb_vip_conf *v = &d->state.vips[vi];
-	struct xlb_vip want, cur;
+	struct xlbd_vip *rv = &d->rt_vips[vi];
+	struct xlb_vip want;
+	int ret;
 
 	vip_value(d, vi, &want);
-	if (!xlb_dp_vip_get(&d->dp, &v->key, &cur) &&
-	    !memcmp(&cur, &want, sizeof(cur)))
+	if (rv->entry_ok && !memcmp(&rv->entry, &want, sizeof(want)))
 		return 0;
-	return xlb_dp_vip_set(&d->dp, &v->key, &want, err);
+	ret = xlb_dp_vip_set(&d->dp, &v->key, &want, err);
+	rv->entry_ok = !ret;
+	rv->entry = want;
+	return ret;
 }
 
 
 void xlbd_reconcile(struct xlbd *d)
 {
 	struct table_job *jobs;
-	double t0 = xlbd_now();
+	size_t *order;
+	double t0 = xlbd_now(), t_pool, live_at = 0;
 	size_t i, n = 0;
 	bool any = false;
 
@@ -397,7 +499,39 @@ void xlbd_reconcile(struct xlbd *d)
 	 * pool publishes on several threads: libxlb wants the hold for that.
 	 */
 	xlb_dp_vip_hold(&d->dp);
-	xlbd_pool_run(n, table_job_run, &(struct table_jobs){ &d->dp, jobs });
+	t_pool = xlbd_now();
+	order = calloc(n ? n : 1, sizeof(*order));
+	if (order) {
+		/*
+		 * The builders on a thread per core, then the copies of
+		 * their tables; the publications, which mostly wait for the
+		 * kernel, on many threads.
+		 */
+		size_t built = table_twins(jobs, n, order);
+		struct table_jobs tj = { &d->dp, jobs, order };
+
+		xlbd_pool_run(xlbd_cores(), built, table_build_run, &tj);
+		tj.order = order + built;
+		xlbd_pool_run(xlbd_cores(), n - built, table_build_run, &tj);
+		xlbd_pool_run(XLBD_POOL_THREADS, n, table_publish_run, &tj);
+		free(order);
+	} else {
+		for (i = 0; i < n; i++) {
+			jobs[i].twin = NULL;
+			table_build(&jobs[i]);
+			table_publish(&d->dp, &jobs[i]);
+		}
+	}
+	d->ph.pool = (xlbd_now() - t_pool) * 1e3;
+	d->ph.build = d->ph.publish = 0;
+	for (i = 0; i < n; i++) {
+		if (jobs[i].build_ms > d->ph.build)
+			d->ph.build = jobs[i].build_ms;
+		if (jobs[i].publish_ms > d->ph.publish)
+			d->ph.publish = jobs[i].publish_ms;
+		if (jobs[i].published && jobs[i].live_at > live_at)
+			live_at = jobs[i].live_at;
+	}
 	for (i = 0; i < n; i++) {
 		if (!table_finish(d, &jobs[i])) {
 			d->publish_errors++;
@@ -425,15 +559,21 @@ void xlbd_reconcile(struct xlbd *d)
 	}
 	{
 		struct xlb_err err = { "" };
+		/* new entries, or tables of another size: live at the switch */
+		bool index = d->dp.vip_dirty;
 
 		if (xlb_dp_vip_release(&d->dp, &err)) {
 			d->publish_errors++;
 			d->dirty = true;
 			log_err("%s", err.msg);
+		} else if (index && any) {
+			live_at = xlbd_now();
 		}
 	}
+	d->ph.reconcile = (xlbd_now() - t0) * 1e3 - d->ph.pool;
 	if (any) {
-		d->last_publish_at = xlbd_now();
+		/* a table is live when the data path can see it */
+		d->last_publish_at = live_at;
 		d->updates++;
 		d->update_seconds_last = d->last_publish_at - t0;
 		d->update_seconds_sum += d->update_seconds_last;
@@ -456,5 +596,6 @@ static void unpublish_one(void *ctx, size_t k)
 /* Remove the tables of VIP ids (their entries gone), on the worker pool. */
 void xlbd_tables_unpublish(struct xlbd *d, const uint32_t *ids, size_t n)
 {
-	xlbd_pool_run(n, unpublish_one, &(struct unpublish){ &d->dp, ids });
+	xlbd_pool_run(XLBD_POOL_THREADS, n, unpublish_one,
+		      &(struct unpublish){ &d->dp, ids });
 }

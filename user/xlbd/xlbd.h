@@ -73,6 +73,7 @@ struct xlbd_beid {
 	uint8_t encap;
 	__be32 addr[4];
 	bool nh_ok;		/* next hop resolved and written */
+	bool written;		/* the map's entry is this one's */
 	struct xlb_nh nh;
 };
 
@@ -94,6 +95,8 @@ struct xlbd_vip {
 	uint64_t inputs;		/* digest of params and specs */
 	uint32_t map_id;		/* the published table map */
 	bool lazy;			/* adopted: `table` not read yet */
+	bool entry_ok;			/* the VIP map holds `entry` */
+	struct xlb_vip entry;
 	bool prev_valid;		/* the previous daemon's record: */
 	uint64_t prev_inputs, prev_fp;
 	uint32_t prev_map_id, prev_in_table;
@@ -197,6 +200,8 @@ struct xlbd {
 	struct xlbd_beid *beids;	/* XLB_MAX_BACKENDS */
 	uint32_t *beid_hash;		/* open addressing, id + 1, 0 empty */
 	uint32_t beid_hash_size;
+	uint32_t beid_hi;		/* ids from here on are all free */
+	uint32_t beid_taken;		/* ids taken */
 	uint64_t next_hc_id;
 	struct xlbd_hc_ent *hc_index;	/* by hc_id: backend index */
 	size_t n_hc_index;
@@ -208,10 +213,10 @@ struct xlbd {
 	uint32_t prog_id;
 	struct xdp_program *xprog;
 	bool adopted;			/* the maps were pinned already */
-	struct xlbd_adopted *adopted_vips;	/* their VIPs */
-	size_t n_adopted_vips;
+	struct xlbd_adopted *adopted_vips;	/* their VIPs, by key */
+	size_t n_adopted_vips, cap_adopted_vips;
 	struct xlbd_prev *prev;		/* sorted by key */
-	size_t n_prev;
+	size_t n_prev, cap_prev;
 	bool state_loaded;		/* started from state.conf */
 	bool ready;			/* started: maps and state usable */
 	struct xlb_hc *hc;
@@ -221,6 +226,13 @@ struct xlbd {
 	double started_at;
 	bool dirty;			/* tables to recompute */
 	bool runtime_dirty;		/* runtime file to rewrite */
+	bool save_on_accept;		/* xlbd_commit begins the save */
+	struct {			/* runtime.c: the save under way */
+		pthread_t th;
+		bool running;
+		char *text;
+		int ret;
+	} saver;
 	bool lenient_links;		/* start: a link that cannot be
 					 * attached is retried, not fatal */
 	bool stop;			/* leave the loop */
@@ -248,6 +260,17 @@ struct xlbd {
 	uint64_t ctl_next_serial;	/* of the clients accepted */
 	struct xlbd_client *ctl_current;	/* the client being handled */
 	double ctl_request_at;		/* unix seconds: its request came */
+	/*
+	 * Where the last change's time went, in ms: its request read and
+	 * applied to a copy of the state (parse), the commit without its
+	 * tables (commit), the tables' builds and publications (longest of
+	 * each, and the wall time of both on the pool), the reconcile's own
+	 * work around them, the durable save.  xlb-bench control prints it.
+	 */
+	struct xlbd_phases {
+		double parse, commit, build, publish, pool, reconcile, save;
+		double runtime_save;	/* the last runtime file written */
+	} ph;
 };
 
 double xlbd_now(void);			/* unix seconds, CLOCK_REALTIME */
@@ -287,7 +310,10 @@ void xlbd_backend_health(const struct xlbd *d, size_t i, struct xlb_health *h);
 
 /* runtime.c: persistence */
 
+/* Save the state durably: now, or begun now and waited for later. */
 int xlbd_save_state(struct xlbd *d);
+void xlbd_save_begin(struct xlbd *d);
+int xlbd_save_wait(struct xlbd *d);
 int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
 		   struct xlb_err *err);
 void xlbd_runtime_save(struct xlbd *d);
@@ -336,10 +362,13 @@ void xlbd_links_commit(struct xlbd *d, struct xlbd_link *nl, size_t n);
 /* Attach the links that are not attached yet (periodic). */
 void xlbd_links_retry(struct xlbd *d);
 
-/* pool.c: fn(ctx, k) for every k < n on up to XLBD_POOL_THREADS threads,
- * the caller one of them; returns when all are done. */
-#define XLBD_POOL_THREADS	16
-void xlbd_pool_run(size_t n, void (*fn)(void *ctx, size_t k), void *ctx);
+/* pool.c: fn(ctx, k) for every k < n on up to threads threads (at most
+ * XLBD_POOL_THREADS), the caller one of them; returns when all are done. */
+#define XLBD_POOL_THREADS	64
+void xlbd_pool_run(size_t threads, size_t n,
+		   void (*fn)(void *ctx, size_t k), void *ctx);
+/* The CPUs xlbd may run on: threads for work that computes. */
+size_t xlbd_cores(void);
 
 /* control.c */
 int xlbd_control_open(struct xlbd *d, int epfd);
