@@ -14,14 +14,16 @@
  *                     open-addressing copy of xlb_vips (see below),
  *                     rebuilt and switched whole by libxlb
  *   xlb_tab_<M>       ARRAY_OF_MAPS[XLB_MAX_VIPS], index vip.id, one per
- *                     table size M (bpf/table.h); inner map: ARRAY of
- *                     struct xlb_slot, M + 1 entries.  Entry 0 is the
- *                     header (M, see xlb_table_hdr_*); slot i is entry
- *                     i + 1.  The VIP's index entry names the size in use
- *                     (xlb_vip.table).  Publishing a table of the same size
- *                     = one update of the outer entry, so a packet sees the
- *                     whole old table or the whole new one; of another
- *                     size: the new outer entry, then a new VIP index.
+ *                     table size M (bpf/table.h); inner map: ARRAY of ONE
+ *                     value, the table: XLB_TABLE_BYTES(M) bytes, word 0
+ *                     the header (M, see xlb_table_hdr_*), word i + 1
+ *                     slot i (4 bytes a slot, where an ARRAY of slots
+ *                     would store each in 8).  The VIP's index entry
+ *                     names the size in use (xlb_vip.table).  Publishing
+ *                     a table of the same size = one update of the outer
+ *                     entry, so a packet sees the whole old table or the
+ *                     whole new one; of another size: the new outer
+ *                     entry, then a new VIP index.
  *                     Why a map per size: an inner map of fixed size is
  *                     looked up inline (its bounds known to the verifier)
  *                     and hash % M divides by a constant; with one outer
@@ -74,7 +76,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		3
+#define XLB_DP_ABI		4
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -487,18 +489,18 @@ struct xlb_icmp_bucket {
 
 _Static_assert(sizeof(struct xlb_icmp_bucket) == 16, "xlb_icmp_bucket layout");
 
-/* Table header: entry 0 of every inner table map carries M. */
-static inline __u32 xlb_table_hdr_size(const struct xlb_slot *hdr)
+/* Table header (bpf/table.h): word 0 of every table carries M. */
+static inline __u32 xlb_table_hdr_size(__u32 hdr)
 {
-	return (__u32)hdr->primary | (__u32)hdr->secondary << 16;
+	return hdr & XLB_TABLE_HDR_SIZE;
 }
 
-static inline struct xlb_slot xlb_table_hdr(__u32 m)
+static inline __u32 xlb_table_hdr(__u32 m)
 {
-	struct xlb_slot h = { (__u16)m, (__u16)(m >> 16) };
-
-	return h;
+	return m & XLB_TABLE_HDR_SIZE;
 }
+
+_Static_assert(XLB_TABLE_SIZE_MAX <= XLB_TABLE_HDR_SIZE, "M fits the header");
 
 /*
  * GUE (draft-ietf-intarea-gue) variant 0 as xlb sends it:

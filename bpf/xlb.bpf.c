@@ -142,24 +142,34 @@ static __always_inline struct xlb_vip *find_addr(const struct xlb_flow *f)
 }
 
 /*
- * Slot hash % M of the VIP's current table, read as one snapshot.  The
- * VIP's index entry names the table's size class; each class is an outer
- * map of its own whose inner maps have a size the verifier knows, so both
- * lookups are inlined and M is a constant (structs.h).
+ * Slot hash % M of the VIP's current table, read as one word.  The VIP's
+ * index entry names the table's size class; each class is an outer map
+ * of its own whose inner maps have a size the verifier knows, so both
+ * lookups are inlined and M is a constant (structs.h).  The table is one
+ * value (bpf/table.h): the slot is word 1 + i of it.  i < M is checked
+ * for the verifier, whose bounds of xlb_mod's result are a few words too
+ * wide; clang proves the check redundant, hence the empty asm that hides
+ * i from it.
  */
 #define TABLE_CLASS(c, m)						\
 	case c:								\
 		tbl = bpf_map_lookup_elem(&xlb_tab_##m, &id);		\
 		if (!tbl)						\
 			return -XLB_EV_NO_TABLE;			\
-		key = 1 + xlb_mod(hash, (m), XLB_MOD_C(m));		\
-		slot = bpf_map_lookup_elem(tbl, &key);			\
+		words = bpf_map_lookup_elem(tbl, &key);			\
+		if (!words)						\
+			return -XLB_EV_NO_TABLE;			\
+		i = xlb_mod(hash, (m), XLB_MOD_C(m));			\
+		asm volatile("" : "+r"(i));	/* clang knows i < m */	\
+		if (i >= (m))						\
+			return -XLB_EV_NO_TABLE;			\
+		w = *(volatile __u32 *)&words[1 + i];			\
 		break;
 
 static __always_inline int table_pick(const struct xlb_vip *vip, __u32 hash,
 				      struct xlb_slot *out)
 {
-	__u32 id = vip->id, key, *slot;	/* keys on the stack (6.1) */
+	__u32 id = vip->id, key = 0, i, w, *words; /* keys on the stack (6.1) */
 	void *tbl;
 
 	switch (vip->table) {
@@ -167,10 +177,8 @@ static __always_inline int table_pick(const struct xlb_vip *vip, __u32 hash,
 	default:
 		return -XLB_EV_NO_TABLE;
 	}
-	if (!slot)
-		return -XLB_EV_NO_TABLE;
-	out->primary = *slot & 0xffff;
-	out->secondary = *slot >> 16;
+	out->primary = w & 0xffff;
+	out->secondary = w >> 16;
 	return 0;
 }
 

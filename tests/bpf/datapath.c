@@ -55,7 +55,7 @@ static int tables_new(struct xlb_dp *dp, __u32 tmpl_flags)
 		__u32 m = xlb_table_sizes[c - 1];
 
 		tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4,
-			       sizeof(__u32), m + 1, tmpl_flags, 0);
+			       XLB_TABLE_BYTES(m), 1, tmpl_flags, 0);
 		if (tmpl < 0)
 			return tmpl;
 		snprintf(name, sizeof(name), "%s%u", XLB_MAP_TABLES, m);
@@ -787,9 +787,9 @@ static void publish_and_check(struct __test_metadata *_metadata,
 			      __u32 m, size_t n)
 {
 	struct xlb_table t, back = { 0 };
-	struct xlb_slot hdr;
 	struct xlb_err err = { "" };
-	__u32 zero = 0;
+	struct bpf_map_info info = {};
+	__u32 zero = 0, len = sizeof(info), *w;
 	int fd;
 
 	ASSERT_EQ(0, table_make(&t, algo, m, n));
@@ -802,12 +802,19 @@ static void publish_and_check(struct __test_metadata *_metadata,
 		TH_LOG("M=%u: read back %zu slots differ", m,
 		       xlb_table_diff(&t, &back));
 
+	/* the inner map itself: one value, header word then 4-byte slots */
 	fd = inner_open(dp, m, vip_id);
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(m + 1, map_entries(fd));
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+	EXPECT_EQ(1, info.max_entries);
+	EXPECT_EQ(4 * (m + 1), info.value_size);
 	EXPECT_EQ(xlb_table_class(m), dp->vip_class[vip_id]);
-	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &zero, &hdr));
-	EXPECT_EQ(m, xlb_table_hdr_size(&hdr));
+	w = malloc(4 * ((size_t)m + 1));
+	ASSERT_NE(NULL, w);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &zero, w));
+	EXPECT_EQ(m, xlb_table_hdr_size(w[0]));
+	EXPECT_EQ(0, memcmp(w + 1, t.slots, (size_t)m * sizeof(*t.slots)));
+	free(w);
 	close(fd);
 	xlb_table_free(&t);
 	xlb_table_free(&back);
@@ -961,8 +968,8 @@ TEST_F(dp, table_publish_refused_by_a_foreign_template)
 	int tmpl;
 
 	close(self->dp.tables[c - 1]);
-	tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4, sizeof(__u32),
-		       509 + 1, 0, 0);	/* not mmapable */
+	tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4,
+		       XLB_TABLE_BYTES(509), 1, 0, 0);	/* not mmapable */
 	ASSERT_LE(0, tmpl);
 	self->dp.tables[c - 1] = map_new(BPF_MAP_TYPE_ARRAY_OF_MAPS, "xlb_tab_509",
 					 4, 4, XLB_MAX_VIPS, 0, tmpl);

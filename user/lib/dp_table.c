@@ -3,14 +3,15 @@
  * libxlb: lookup tables (datapath.h, docs/design.md contracts 2 and 4), and
  * how they are published without stalling forwarding.
  *
- * A table is a fresh inner ARRAY map filled before anything points at it,
- * then swapped in with one update of the outer ARRAY_OF_MAPS entry (the
- * kernel waits an RCU grace period there, so when the update returns no
- * program still reads the old map; packets never wait).  Filling is by
- * mmap (the inner maps are BPF_F_MMAPABLE): one memory write per slot
- * instead of a syscall or a copy_from_user per slot.  The inner map's flags
- * and size must equal those of the outer map's template: there is an outer
- * map per table size (bpf/structs.h).
+ * A table is a fresh inner ARRAY map of one value, the whole table
+ * (bpf/table.h: a header word, then 4-byte slots), filled before anything
+ * points at it, then swapped in with one update of the outer ARRAY_OF_MAPS
+ * entry (the kernel waits an RCU grace period there, so when the update
+ * returns no program still reads the old map; packets never wait).
+ * Filling is by mmap (the inner maps are BPF_F_MMAPABLE): one copy, no
+ * syscall per slot.  The inner map's flags and value size must equal
+ * those of the outer map's template: there is an outer map per table size
+ * (bpf/structs.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,56 +26,53 @@
 /* Inner table map flags, as the templates of bpf/maps.h have them. */
 #define TABLE_FLAGS		BPF_F_MMAPABLE
 
-/* An ARRAY map stores each value in round_up(value_size, 8) bytes. */
-#define ARRAY_STRIDE		8
-
 /* How often table_read retries when the table is replaced under it. */
 #define READ_RETRIES		5
 
-_Static_assert(sizeof(struct xlb_slot) <= ARRAY_STRIDE, "array stride");
+_Static_assert(sizeof(struct xlb_slot) == sizeof(__u32), "a slot is a word");
 
-static size_t array_bytes(__u32 entries)
+/* Bytes of the mapping of a table of m slots: whole pages. */
+static size_t table_map_len(__u32 m)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	size_t len = (size_t)entries * ARRAY_STRIDE;
+	size_t len = XLB_TABLE_BYTES((size_t)m);
 
 	return (len + page - 1) / page * page;
 }
 
-/* Write header and slots through a shared mapping of the array. */
+/* The table t as the data path reads it: header word, then the slots. */
+static void table_words(__u32 *w, const struct xlb_table *t)
+{
+	w[0] = xlb_table_hdr(t->size);
+	memcpy(w + 1, t->slots, (size_t)t->size * sizeof(*t->slots));
+}
+
+/* Write header and slots through a shared mapping of the table's value. */
 static int table_fill_mmap(int fd, const struct xlb_table *t)
 {
-	size_t len = array_bytes(t->size + 1);
-	char *p;
-	__u32 i;
+	size_t len = table_map_len(t->size);
+	void *p;
 
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	*(struct xlb_slot *)p = xlb_table_hdr(t->size);
-	for (i = 0; i < t->size; i++)
-		*(struct xlb_slot *)(p + (size_t)(i + 1) * ARRAY_STRIDE) =
-			t->slots[i];
+	table_words(p, t);
 	munmap(p, len);
 	return 0;
 }
 
-static int table_fill_batch(int fd, const struct xlb_table *t)
+/* The same with one update of the value (a map that is not mmapable). */
+static int table_fill_update(int fd, const struct xlb_table *t)
 {
-	struct xlb_slot hdr = xlb_table_hdr(t->size);
-	__u32 i, key = 0, count = t->size;
-	__u32 *keys;
+	__u32 key = 0, *w;
 	int ret;
 
-	keys = malloc((size_t)t->size * sizeof(*keys));
-	if (!keys)
+	w = malloc(XLB_TABLE_BYTES((size_t)t->size));
+	if (!w)
 		return -ENOMEM;
-	for (i = 0; i < t->size; i++)
-		keys[i] = i + 1;
-	ret = bpf_map_update_elem(fd, &key, &hdr, BPF_ANY);
-	if (!ret)
-		ret = bpf_map_update_batch(fd, keys, t->slots, &count, NULL);
-	free(keys);
+	table_words(w, t);
+	ret = bpf_map_update_elem(fd, &key, w, BPF_ANY);
+	free(w);
 	return ret;
 }
 
@@ -86,8 +84,7 @@ static int table_map_new(__u32 flags, const struct xlb_table *t,
 	int fd, ret = -EINVAL;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, XLB_TABLE_MAP_NAME,
-			    sizeof(__u32), sizeof(struct xlb_slot),
-			    t->size + 1, &opts);
+			    sizeof(__u32), XLB_TABLE_BYTES(t->size), 1, &opts);
 	if (fd < 0)
 		return xlb_errf(err, -fd,
 				"cannot create a table map of %u slots: %s",
@@ -95,7 +92,7 @@ static int table_map_new(__u32 flags, const struct xlb_table *t,
 	if (flags & BPF_F_MMAPABLE)
 		ret = table_fill_mmap(fd, t);
 	if (ret)
-		ret = table_fill_batch(fd, t);
+		ret = table_fill_update(fd, t);
 	if (ret) {
 		close(fd);
 		return xlb_errf(err, -ret,
@@ -152,9 +149,9 @@ int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 	xlb_dp_changed(dp);
 	if (ret == -EINVAL)
 		return xlb_errf(err, EINVAL,
-				"map %s%u refused the table of VIP %u: its inner map template must be an ARRAY of %u 4-byte slots with flags 0x%x",
-				XLB_MAP_TABLES, t->size, vip_id, t->size + 1,
-				TABLE_FLAGS);
+				"map %s%u refused the table of VIP %u: its inner map template must be an ARRAY of one %u-byte value (header and %u 4-byte slots) with flags 0x%x",
+				XLB_MAP_TABLES, t->size, vip_id,
+				XLB_TABLE_BYTES(t->size), t->size, TABLE_FLAGS);
 	if (ret)
 		return xlb_errf(err, -ret, "cannot publish the table of VIP %u: %s",
 				vip_id, strerror(-ret));
@@ -214,45 +211,22 @@ static int table_open(const struct xlb_dp *dp, __u32 vip_id)
 	return fd;
 }
 
-static int table_read_mmap(int fd, __u32 m, struct xlb_slot *slots)
+/* The table's words (header, then slots) into w. */
+static int table_read_words(int fd, const struct bpf_map_info *info,
+			    __u32 *w)
 {
-	size_t len = array_bytes(m + 1);
-	const char *p;
-	__u32 i;
+	size_t len = table_map_len(info->value_size / 4 - 1);
+	__u32 key = 0;
+	void *p;
 
+	if (!(info->map_flags & BPF_F_MMAPABLE))
+		return bpf_map_lookup_elem(fd, &key, w);
 	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	for (i = 0; i < m; i++)
-		slots[i] = *(const struct xlb_slot *)(p + (size_t)(i + 1) *
-						      ARRAY_STRIDE);
-	munmap((void *)p, len);
+	memcpy(w, p, info->value_size);
+	munmap(p, len);
 	return 0;
-}
-
-static int table_read_batch(int fd, __u32 m, struct xlb_slot *slots)
-{
-	__u32 in_batch = 0, out_batch, count, done = 0;
-	__u32 *keys;
-	int ret = 0;
-
-	keys = malloc((size_t)m * sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
-	/* in_batch is the key before the first one read: entry 0, the header */
-	while (done < m) {
-		count = m - done;
-		ret = bpf_map_lookup_batch(fd, &in_batch, &out_batch, keys,
-					   slots + done, &count, NULL);
-		done += count;
-		if (ret)
-			break;
-		in_batch = out_batch;
-	}
-	free(keys);
-	if (ret == -ENOENT || !ret)
-		return done == m ? 0 : -EIO;
-	return ret;
 }
 
 /* Read the table map fd (closed here) of VIP vip_id into out. */
@@ -260,53 +234,54 @@ static int table_read_fd(int fd, __u32 vip_id, struct xlb_table *out,
 			 struct xlb_err *err)
 {
 	struct bpf_map_info info;
-	__u32 len = sizeof(info), key = 0, m;
-	struct xlb_slot hdr, *slots = NULL;
+	__u32 len = sizeof(info), m, *w = NULL;
 	int ret;
 
 	memset(&info, 0, sizeof(info));
 	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
-	if (!ret)
-		ret = bpf_map_lookup_elem(fd, &key, &hdr);
 	if (ret) {
 		ret = xlb_errf(err, -ret, "cannot read the table of VIP %u: %s",
 			       vip_id, strerror(-ret));
 		goto out;
 	}
-	m = xlb_table_hdr_size(&hdr);
-	if (info.value_size != sizeof(struct xlb_slot) ||
-	    info.max_entries != m + 1 || !m) {
-		ret = xlb_errf(err, EIO,
-			       "table of VIP %u is inconsistent: its header says %u slots, the map has %u entries of %u bytes",
-			       vip_id, m, info.max_entries, info.value_size);
-		goto out;
-	}
-	slots = malloc((size_t)m * sizeof(*slots));
-	if (!slots) {
-		ret = xlb_errf(err, ENOMEM, "no memory for a table of %u slots",
-			       m);
-		goto out;
-	}
-	ret = -EINVAL;
-	if (info.map_flags & BPF_F_MMAPABLE)
-		ret = table_read_mmap(fd, m, slots);
-	if (ret)
-		ret = table_read_batch(fd, m, slots);
-	if (ret) {
-		free(slots);
-		ret = xlb_errf(err, -ret, "cannot read the %u slots of VIP %u: %s",
-			       m, vip_id, strerror(-ret));
-		goto out;
-	}
 	if (strcmp(info.name, XLB_TABLE_MAP_NAME)) {
-		free(slots);
 		ret = xlb_errf(err, EIO, "map %u is not an xlb table (%s)",
 			       info.id, info.name);
 		goto out;
 	}
+	m = info.value_size / 4 - 1;
+	if (info.max_entries != 1 || info.value_size % 4 || !m ||
+	    m > XLB_TABLE_SIZE_MAX) {
+		ret = xlb_errf(err, EIO,
+			       "table of VIP %u is inconsistent: the map has %u entries of %u bytes, a table is one value of 4 * (M + 1) bytes",
+			       vip_id, info.max_entries, info.value_size);
+		goto out;
+	}
+	w = malloc(info.value_size);
+	if (!w) {
+		ret = xlb_errf(err, ENOMEM, "no memory for a table of %u slots",
+			       m);
+		goto out;
+	}
+	ret = table_read_words(fd, &info, w);
+	if (ret) {
+		ret = xlb_errf(err, -ret, "cannot read the %u slots of VIP %u: %s",
+			       m, vip_id, strerror(-ret));
+		goto out;
+	}
+	if (xlb_table_hdr_size(w[0]) != m) {
+		ret = xlb_errf(err, EIO,
+			       "table of VIP %u is inconsistent: its header says %u slots, the map holds %u",
+			       vip_id, xlb_table_hdr_size(w[0]), m);
+		goto out;
+	}
+	/* the slots, moved to the front: they are what the caller frees */
+	memmove(w, w + 1, (size_t)m * sizeof(*w));
 	out->size = m;
-	out->slots = slots;
+	out->slots = (struct xlb_slot *)w;
+	w = NULL;
 out:
+	free(w);
 	close(fd);
 	return ret;
 }
