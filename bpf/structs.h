@@ -20,10 +20,12 @@
  *                     slot i (4 bytes a slot, where an ARRAY of slots
  *                     would store each in 8).  The VIP's index entry
  *                     names the size in use (xlb_vip.table).  Publishing
- *                     a table of the same size = one update of the outer
- *                     entry, so a packet sees the whole old table or the
- *                     whole new one; of another size: the new outer
- *                     entry, then a new VIP index.
+ *                     a table of the same size rewrites the slots that
+ *                     differ in place, one 32-bit store each: a packet
+ *                     reads one slot, so it sees the old table's or the
+ *                     new table's, whole (user/lib/dp_table.c); of
+ *                     another size: a new inner map in the outer entry
+ *                     of that size, then a new VIP index.
  *                     Why a map per size: an inner map of fixed size is
  *                     looked up inline (its bounds known to the verifier)
  *                     and hash % M divides by a constant; with one outer

@@ -869,10 +869,11 @@ TEST_F(dp, table_republish_new_size)
 	ASSERT_NE(0, id_before);
 	ASSERT_TRUE(index_vip(&self->dp, &k, &e));
 	EXPECT_EQ(xlb_table_class(251), e.table);
-	/* the same size: the outer entry alone switches */
+	/* the same size: rewritten in place, no map made, no index switch */
 	publish_and_check(_metadata, &self->dp, vip, XLB_ALGO_RING, 251, 6);
 	id_after = inner_id(&self->dp, 251, vip);
-	EXPECT_NE(id_before, id_after) TH_LOG("publish must swap in a new map");
+	EXPECT_EQ(id_before, id_after)
+		TH_LOG("a table of the same size is rewritten in place");
 
 	/* another size, held: packets keep the 251-slot table until the release */
 	xlb_dp_vip_hold(&self->dp);
@@ -912,6 +913,49 @@ TEST_F(dp, table_republish_new_size)
 	EXPECT_EQ(-ENOENT, xlb_dp_table_read(&self->dp, vip, &back,
 					     &self->err));
 	EXPECT_EQ(-ENOENT, xlb_dp_table_unpublish(&self->dp, vip));
+}
+
+/*
+ * A rewrite in place that stopped halfway (its writer killed) leaves the
+ * header flag set: reading the table says so instead of returning a
+ * table that is neither, and the next publication makes it whole.
+ */
+TEST_F(dp, table_left_half_rewritten_is_refused_then_repaired)
+{
+	struct xlb_table t, u, back = { 0 };
+	__u32 vip = 7, m = 509, id;
+	size_t len = 4096 * ((XLB_TABLE_BYTES(509) + 4095) / 4096);
+	volatile __u32 *w;
+	int fd;
+
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, m, 5));
+	ASSERT_EQ(0, table_make(&u, XLB_ALGO_MAGLEV, m, 8));
+	ASSERT_NE(0, xlb_table_diff(&t, &u));
+	ASSERT_EQ(0, xlb_dp_table_publish(&self->dp, vip, &t, &self->err));
+	id = inner_id(&self->dp, m, vip);
+	fd = inner_open(&self->dp, m, vip);
+	ASSERT_LE(0, fd);
+	w = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, (void *)w);
+	/* what a writer stopped after its first slot leaves */
+	w[0] |= XLB_TABLE_HDR_WRITING;
+	w[1] = *(__u32 *)&u.slots[0];
+	EXPECT_EQ(-EBUSY, xlb_dp_table_read(&self->dp, vip, &back, &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "being rewritten"))
+		TH_LOG("%s", self->err.msg);
+	TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_table_publish(&self->dp, vip, &u, &self->err));
+	EXPECT_EQ(id, inner_id(&self->dp, m, vip));
+	EXPECT_EQ(m, w[0]) TH_LOG("header flag left set: 0x%x", w[0]);
+	ASSERT_EQ(0, xlb_dp_table_read(&self->dp, vip, &back, &self->err))
+		TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(0, xlb_table_diff(&u, &back));
+	EXPECT_EQ(0, memcmp(u.slots, back.slots, m * sizeof(*u.slots)));
+	munmap((void *)w, len);
+	xlb_table_free(&back);
+	xlb_table_free(&t);
+	xlb_table_free(&u);
 }
 
 TEST_F(dp, table_publish_bad_input_fails_cleanly)

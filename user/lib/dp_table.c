@@ -3,14 +3,27 @@
  * libxlb: lookup tables (datapath.h, docs/design.md contracts 2 and 4), and
  * how they are published without stalling forwarding.
  *
- * A table is a fresh inner ARRAY map of one value, the whole table
- * (bpf/table.h: a header word, then 4-byte slots), filled before anything
- * points at it, then swapped in with one update of the outer ARRAY_OF_MAPS
- * entry (the kernel waits an RCU grace period there, so when the update
- * returns no program still reads the old map; packets never wait).
- * Filling is by mmap (the inner maps are BPF_F_MMAPABLE): one copy, no
- * syscall per slot.  The inner map's flags and value size must equal
- * those of the outer map's template: there is an outer map per table size
+ * A table is an inner ARRAY map of one value, the whole table
+ * (bpf/table.h: a header word, then 4-byte slots), mmapable.
+ *
+ * A table of the size already published is rewritten in place
+ * (table_rewrite): only the slots that differ, each with one aligned
+ * 32-bit store, then a new state generation.  No map is made or switched,
+ * so nothing waits for the kernel's RCU grace period, and a VIP has one
+ * table's memory, not two.  A packet reads one slot word (docs/design.md
+ * contract 4), so it sees that slot of the old table or of the new one,
+ * whole: what it would have seen had the whole table been switched
+ * before or after it.  The call returns without waiting for packets that
+ * read a slot before its store; they forward by the old slot, as they
+ * would have by an old table (a backend id is reused only after such a
+ * wait: dp_backend.c).
+ *
+ * A table of another size (or a VIP's first) is a fresh inner map, filled
+ * through mmap before anything points at it, then swapped in with one
+ * update of the outer ARRAY_OF_MAPS entry of its size, and the VIP index
+ * switched to that size (the kernel waits an RCU grace period in each
+ * update).  The inner map's flags and value size must equal those of the
+ * outer map's template: there is an outer map per table size
  * (bpf/structs.h).
  */
 #include <errno.h>
@@ -18,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <pthread.h>
 
 #include <bpf/bpf.h>
 
@@ -28,6 +42,9 @@
 
 /* How often table_read retries when the table is replaced under it. */
 #define READ_RETRIES		5
+/* ... and reads a table rewritten in place (table_rewrite) */
+#define READ_TRIES		200
+#define READ_PAUSE_US		500
 
 _Static_assert(sizeof(struct xlb_slot) == sizeof(__u32), "a slot is a word");
 
@@ -117,22 +134,80 @@ int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 	return xlb_dp_table_publish_id(dp, vip_id, t, NULL, err);
 }
 
-int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
-			    const struct xlb_table *t, __u32 *map_id,
-			    struct xlb_err *err)
+/*
+ * Writers of one VIP's table, one at a time (in this process; xlbd is the
+ * one process that publishes): two rewrites in place interleaved would
+ * leave a table that is neither.
+ */
+static pthread_mutex_t vip_lock[XLB_MAX_VIPS] = {
+	[0 ... XLB_MAX_VIPS - 1] = PTHREAD_MUTEX_INITIALIZER
+};
+
+/*
+ * Rewrite the published table of vip_id (class c, the size of t) in place:
+ * the header says XLB_TABLE_HDR_WRITING meanwhile, then every slot that
+ * differs gets one aligned 32-bit store (primary and secondary together),
+ * then the header is clear again.  Returns 1 when there is no published
+ * table of that size to rewrite (the caller makes one).
+ */
+static int table_rewrite(struct xlb_dp *dp, __u32 c, __u32 vip_id,
+			 const struct xlb_table *t, __u32 *map_id,
+			 struct xlb_err *err)
 {
-	__u32 c, old;
+	size_t len = table_map_len(t->size);
+	struct bpf_map_info info;
+	__u32 id, i, n, ilen = sizeof(info);
+	const __u32 *src = (const __u32 *)t->slots;
+	volatile __u32 *w;
+	void *p;
+	int fd;
+
+	if (dp->vip_class[vip_id] != c ||
+	    bpf_map_lookup_elem(dp->tables[c - 1], &vip_id, &id))
+		return 1;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return 1;	/* replaced and freed since: make a new one */
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) ||
+	    info.value_size != XLB_TABLE_BYTES(t->size) ||
+	    !(info.map_flags & BPF_F_MMAPABLE)) {
+		close(fd);
+		return 1;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		 fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return xlb_errf(err, errno,
+				"cannot map the table of VIP %u to rewrite it: %s",
+				vip_id, strerror(errno));
+	w = p;
+	__atomic_store_n(&w[0], xlb_table_hdr(t->size) | XLB_TABLE_HDR_WRITING,
+			 __ATOMIC_RELAXED);
+	for (i = 0, n = 0; i < t->size; i++) {
+		if (w[1 + i] == src[i])
+			continue;
+		__atomic_store_n(&w[1 + i], src[i], __ATOMIC_RELAXED);
+		n++;
+	}
+	__atomic_store_n(&w[0], xlb_table_hdr(t->size), __ATOMIC_RELEASE);
+	munmap(p, len);
+	if (n)
+		xlb_dp_changed(dp);
+	if (map_id)
+		*map_id = id;
+	return 0;
+}
+
+/* A new inner map with t, put in the outer map of its size (class c). */
+static int table_swap(struct xlb_dp *dp, __u32 c, __u32 vip_id,
+		      const struct xlb_table *t, __u32 *map_id,
+		      struct xlb_err *err)
+{
+	__u32 old;
 	int fd, ret, outer;
 
-	ret = dp_vip_id_check(vip_id, err);
-	if (ret)
-		return ret;
-	c = t->slots ? xlb_table_class(t->size) : XLB_TABLE_CLASS_NONE;
-	if (c == XLB_TABLE_CLASS_NONE)
-		return xlb_errf(err, EINVAL,
-				"table for VIP %u has size %u: not one of the allowed primes %u..%u",
-				vip_id, t->size, xlb_table_sizes[0],
-				XLB_TABLE_SIZE_MAX);
 	outer = dp->tables[c - 1];
 	fd = table_map_new(TABLE_FLAGS, t, err);
 	if (fd < 0)
@@ -178,6 +253,33 @@ int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 	return 0;
 }
 
+int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
+			    const struct xlb_table *t, __u32 *map_id,
+			    struct xlb_err *err)
+{
+	__u32 c;
+	int ret;
+
+	ret = dp_vip_id_check(vip_id, err);
+	if (ret)
+		return ret;
+	c = t->slots ? xlb_table_class(t->size) : XLB_TABLE_CLASS_NONE;
+	if (c == XLB_TABLE_CLASS_NONE)
+		return xlb_errf(err, EINVAL,
+				"table for VIP %u has size %u: not one of the allowed primes %u..%u",
+				vip_id, t->size, xlb_table_sizes[0],
+				XLB_TABLE_SIZE_MAX);
+	pthread_mutex_lock(&vip_lock[vip_id]);
+	ret = table_rewrite(dp, c, vip_id, t, map_id, err);
+	if (ret <= 0) {
+		pthread_mutex_unlock(&vip_lock[vip_id]);
+		return ret;
+	}
+	ret = table_swap(dp, c, vip_id, t, map_id, err);
+	pthread_mutex_unlock(&vip_lock[vip_id]);
+	return ret;
+}
+
 int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
 {
 	int ret = dp_vip_id_check(vip_id, NULL);
@@ -188,7 +290,9 @@ int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
 	c = dp->vip_class[vip_id];
 	if (c == XLB_TABLE_CLASS_NONE)
 		return -ENOENT;
+	pthread_mutex_lock(&vip_lock[vip_id]);
 	ret = bpf_map_delete_elem(dp->tables[c - 1], &vip_id);
+	pthread_mutex_unlock(&vip_lock[vip_id]);
 	xlb_dp_changed(dp);
 	return ret;
 }
@@ -211,22 +315,39 @@ static int table_open(const struct xlb_dp *dp, __u32 vip_id)
 	return fd;
 }
 
-/* The table's words (header, then slots) into w. */
+/*
+ * The table's words (header, then slots) into w, as they were while no
+ * rewrite was under way (its header flag clear before and after the
+ * copy); -EBUSY if every try overlapped one.
+ */
 static int table_read_words(int fd, const struct bpf_map_info *info,
 			    __u32 *w)
 {
 	size_t len = table_map_len(info->value_size / 4 - 1);
-	__u32 key = 0;
+	__u32 key = 0, hdr;
+	int i, ret = -EBUSY;
 	void *p;
 
-	if (!(info->map_flags & BPF_F_MMAPABLE))
-		return bpf_map_lookup_elem(fd, &key, w);
+	if (!(info->map_flags & BPF_F_MMAPABLE)) {
+		ret = bpf_map_lookup_elem(fd, &key, w);
+		return ret || !(w[0] & XLB_TABLE_HDR_WRITING) ? ret : -EBUSY;
+	}
 	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	memcpy(w, p, info->value_size);
+	for (i = 0; i < READ_TRIES && ret; i++) {
+		if (i)
+			usleep(READ_PAUSE_US);
+		hdr = __atomic_load_n((__u32 *)p, __ATOMIC_ACQUIRE);
+		if (hdr & XLB_TABLE_HDR_WRITING)
+			continue;
+		memcpy(w, p, info->value_size);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n((__u32 *)p, __ATOMIC_RELAXED) == hdr)
+			ret = 0;
+	}
 	munmap(p, len);
-	return 0;
+	return ret;
 }
 
 /* Read the table map fd (closed here) of VIP vip_id into out. */
@@ -264,6 +385,12 @@ static int table_read_fd(int fd, __u32 vip_id, struct xlb_table *out,
 		goto out;
 	}
 	ret = table_read_words(fd, &info, w);
+	if (ret == -EBUSY) {
+		ret = xlb_errf(err, EBUSY,
+			       "table of VIP %u is being rewritten, or a writer stopped halfway through: publish it again",
+			       vip_id);
+		goto out;
+	}
 	if (ret) {
 		ret = xlb_errf(err, -ret, "cannot read the %u slots of VIP %u: %s",
 			       m, vip_id, strerror(-ret));
