@@ -71,6 +71,15 @@ struct {
 	__type(value, struct xlb_backend);
 } xlb_backends SEC(".maps");
 
+/* Each (VIP, backend)'s state (structs.h, "Members"); libxlb maps it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XLB_MEMBER_BUCKETS);
+	__type(key, __u32);
+	__type(value, struct xlb_member_bucket);
+} xlb_members SEC(".maps");
+
 /*
  * The connection table: buckets of XLB_CT_WAYS entries (structs.h says
  * how and why).  Mmapable, so libxlb counts, flushes and fills it without

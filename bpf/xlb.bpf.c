@@ -195,6 +195,38 @@ static __always_inline struct xlb_backend *backend_get(__u32 id)
 }
 
 /*
+ * The state of backend `be` as a member of VIP `vip` (structs.h,
+ * "Members"), XLB_MEMBER_FREE when it has no record.  A record is one
+ * 8-byte load: its key and state are of one write.
+ */
+static __always_inline __u32 member_state(__u32 vip, __u32 be)
+{
+	__u32 key = xlb_member_key(vip, be), b = xlb_member_bucket(vip, be);
+	__u32 i, w;
+
+#pragma unroll
+	for (i = 0; i < XLB_MEMBER_PROBES; i++) {
+		__u32 k = (b + i) & (XLB_MEMBER_BUCKETS - 1);
+		struct xlb_member_bucket *mb;
+
+		mb = bpf_map_lookup_elem(&xlb_members, &k);
+		if (!mb)
+			return XLB_MEMBER_FREE;
+#pragma unroll
+		for (w = 0; w < XLB_MEMBER_WAYS; w++) {
+			__u64 r = *(volatile __u64 *)&mb->m[w];
+			__u32 st = (__u32)(r >> 32) & 0xff;
+
+			if (st == XLB_MEMBER_FREE)
+				return XLB_MEMBER_FREE;
+			if ((__u32)r == key)
+				return st;
+		}
+	}
+	return XLB_MEMBER_FREE;
+}
+
+/*
  * What was picked.  The backend's entry comes back beside it (*bep): a
  * choice is what forward() gets, and a global function sees no pointer
  * in what it is passed.
@@ -247,6 +279,19 @@ static __always_inline int pick_from_table(const struct xlb_config *cfg,
 		return err;
 	if (ch->slot.primary == XLB_BACKEND_NONE)
 		return -XLB_EV_NO_BACKEND;
+	/*
+	 * Failover: a primary that takes no new flows (marked down, or
+	 * drained, before its table is rebuilt) gives the flow to the
+	 * slot's secondary, which then heads the hop list alone.
+	 */
+	if (member_state(vip->id, ch->slot.primary) != XLB_MEMBER_ACTIVE) {
+		if (ch->slot.secondary == XLB_BACKEND_NONE ||
+		    member_state(vip->id, ch->slot.secondary) !=
+		    XLB_MEMBER_ACTIVE)
+			return -XLB_EV_NO_BACKEND;
+		ch->slot.primary = ch->slot.secondary;
+		ch->slot.secondary = XLB_BACKEND_NONE;
+	}
 	ch->id = ch->slot.primary;
 	be = backend_get(ch->id);
 	if (!be)
@@ -392,6 +437,7 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 	if (hit) {
 		struct xlb_backend *be;
 		__u64 v0 = CT_V0(hit), v1 = CT_V1(hit), age;
+		__u32 st;
 
 		victim = hit;	/* re-picked in place unless it holds */
 		if ((__u32)(v1 >> 32) != xlb_ct_check(h, v0, (__u32)v1))
@@ -401,6 +447,10 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 		if (!be || be->epoch != (__u32)v0 ||
 		    (f->proto == IPPROTO_UDP &&
 		     age > (__u64)cfg->udp_idle_s * cfg->hz))
+			goto miss;
+		/* held only by a usable member of its own VIP (structs.h) */
+		st = member_state((__u16)(v1 >> 16), (__u16)v1);
+		if (st != XLB_MEMBER_ACTIVE && st != XLB_MEMBER_DRAIN)
 			goto miss;
 		if (vs)
 			vs->ct_hits++;

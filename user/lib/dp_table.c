@@ -270,12 +270,13 @@ int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 				vip_id, t->size, xlb_table_sizes[0],
 				XLB_TABLE_SIZE_MAX);
 	pthread_mutex_lock(&vip_lock[vip_id]);
-	ret = table_rewrite(dp, c, vip_id, t, map_id, err);
-	if (ret <= 0) {
-		pthread_mutex_unlock(&vip_lock[vip_id]);
-		return ret;
-	}
-	ret = table_swap(dp, c, vip_id, t, map_id, err);
+	ret = dp_members_sync(dp, vip_id, t, 0, err);
+	if (!ret)
+		ret = table_rewrite(dp, c, vip_id, t, map_id, err);
+	if (ret > 0)
+		ret = table_swap(dp, c, vip_id, t, map_id, err);
+	if (!ret)
+		ret = dp_members_sync(dp, vip_id, t, 1, err);
 	pthread_mutex_unlock(&vip_lock[vip_id]);
 	return ret;
 }
@@ -406,6 +407,8 @@ static int table_read_fd(int fd, __u32 vip_id, struct xlb_table *out,
 	memmove(w, w + 1, (size_t)m * sizeof(*w));
 	out->size = m;
 	out->slots = (struct xlb_slot *)w;
+	out->members = NULL;	/* the data path keeps them apart */
+	out->n_members = 0;
 	w = NULL;
 out:
 	free(w);

@@ -264,7 +264,8 @@ static void table_work(struct xlb_dp *dp, struct table_job *j)
 		return;
 	if (j->old && j->t.size == j->old->size &&
 	    !memcmp(j->t.slots, j->old->slots,
-		    j->t.size * sizeof(*j->t.slots)))
+		    j->t.size * sizeof(*j->t.slots)) &&
+	    xlb_table_members_equal(&j->t, j->old))
 		return;
 	j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t, &j->map_id,
 					 &j->err);
