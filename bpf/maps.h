@@ -39,13 +39,13 @@ struct {
 } xlb_vip_index SEC(".maps");
 
 /*
- * The per-VIP tables, one outer map per table size M (structs.h says why):
- * xlb_tab_<M>[vip id] is the VIP's table when its index entry says that
- * size.  The inner map is a template; real ones are made by libxlb, with
- * M + 1 entries (the header, then the slots).  The value is a struct
- * xlb_slot read as one __u32 (primary in the low half): clang would emit
- * the struct only as a forward declaration here.  Mmapable, so libxlb
- * fills a new table with one copy.
+ * The per-VIP tables, one outer map per table size M (structs.h says
+ * why): xlb_tab_<M>[vip id] is the VIP's table when its index entry says
+ * that size.  The inner map is a template; real ones are made by libxlb:
+ * an ARRAY of one value, the whole table, XLB_TABLE_BYTES(M) bytes (the
+ * header word, then the slots, 4 bytes each: an ARRAY would store a
+ * 4-byte value in 8).  Mmapable, so libxlb fills and rewrites a table
+ * with plain stores.
  */
 #define XLB_TABLE_MAP(m)						\
 	struct {							\
@@ -55,9 +55,9 @@ struct {
 		__array(values, struct {				\
 			__uint(type, BPF_MAP_TYPE_ARRAY);		\
 			__uint(map_flags, BPF_F_MMAPABLE);		\
-			__uint(max_entries, (m) + 1);			\
-			__type(key, __u32);				\
-			__type(value, __u32);				\
+			__uint(max_entries, 1);				\
+			__uint(key_size, sizeof(__u32));		\
+			__uint(value_size, XLB_TABLE_BYTES(m));		\
 		});							\
 	} xlb_tab_##m SEC(".maps")
 
@@ -70,6 +70,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xlb_backend);
 } xlb_backends SEC(".maps");
+
+/* Each (VIP, backend)'s state (structs.h, "Members"); libxlb maps it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XLB_MEMBER_BUCKETS);
+	__type(key, __u32);
+	__type(value, struct xlb_member_bucket);
+} xlb_members SEC(".maps");
 
 /*
  * The connection table: buckets of XLB_CT_WAYS entries (structs.h says

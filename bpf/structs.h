@@ -14,14 +14,18 @@
  *                     open-addressing copy of xlb_vips (see below),
  *                     rebuilt and switched whole by libxlb
  *   xlb_tab_<M>       ARRAY_OF_MAPS[XLB_MAX_VIPS], index vip.id, one per
- *                     table size M (bpf/table.h); inner map: ARRAY of
- *                     struct xlb_slot, M + 1 entries.  Entry 0 is the
- *                     header (M, see xlb_table_hdr_*); slot i is entry
- *                     i + 1.  The VIP's index entry names the size in use
- *                     (xlb_vip.table).  Publishing a table of the same size
- *                     = one update of the outer entry, so a packet sees the
- *                     whole old table or the whole new one; of another
- *                     size: the new outer entry, then a new VIP index.
+ *                     table size M (bpf/table.h); inner map: ARRAY of ONE
+ *                     value, the table: XLB_TABLE_BYTES(M) bytes, word 0
+ *                     the header (M, see xlb_table_hdr_*), word i + 1
+ *                     slot i (4 bytes a slot, where an ARRAY of slots
+ *                     would store each in 8).  The VIP's index entry
+ *                     names the size in use (xlb_vip.table).  Publishing
+ *                     a table of the same size rewrites the slots that
+ *                     differ in place, one 32-bit store each: a packet
+ *                     reads one slot, so it sees the old table's or the
+ *                     new table's, whole (user/lib/dp_table.c); of
+ *                     another size: a new inner map in the outer entry
+ *                     of that size, then a new VIP index.
  *                     Why a map per size: an inner map of fixed size is
  *                     looked up inline (its bounds known to the verifier)
  *                     and hash % M divides by a constant; with one outer
@@ -29,6 +33,9 @@
  *                     helper call, and a call costs as much as the rest of
  *                     a stateless packet (pkt benchmark).
  *   xlb_backends      ARRAY[XLB_MAX_BACKENDS], index backend id
+ *   xlb_members       ARRAY[XLB_MEMBER_BUCKETS] of struct
+ *                     xlb_member_bucket: each (VIP, backend)'s state
+ *                     ("Members" below)
  *   xlb_conntrack     ARRAY of struct xlb_ct_entry, XLB_CT_WAYS per bucket
  *                     (see "Connection table" below and bpf/ct_hash.h)
  *   xlb_vip_stats     PERCPU_ARRAY[XLB_MAX_VIPS]     -> struct xlb_vip_stats
@@ -74,7 +81,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		3
+#define XLB_DP_ABI		5
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -231,6 +238,69 @@ _Static_assert(sizeof(struct xlb_backend) == 40, "xlb_backend layout");
 _Static_assert(__builtin_offsetof(struct xlb_backend, dmac) % 8 == 0 &&
 	       __builtin_offsetof(struct xlb_backend, smac) == 30,
 	       "next hop addresses: 12 bytes from an 8-byte boundary");
+
+/*
+ * Members: the state of backend b as a member of VIP v, one record per
+ * (v, b), which the program reads per packet (docs/datapath.md,
+ * "Members"):
+ *   ACTIVE  takes new flows, keeps established ones
+ *   DRAIN   keeps established flows, takes no new ones
+ *   DOWN    neither: established flows move (re-picked from the table),
+ *           new flows whose slot names it take the slot's secondary
+ *   GONE    removed from the VIP: keeps nothing, a tombstone (the same
+ *           (v, b) gets its place back when it returns)
+ *   FREE    (0) a place never used: ends a search
+ * A connection entry holds only while its (vip, backend) is ACTIVE or
+ * DRAIN; a backend alive under another VIP does not keep it.  Marking a
+ * member down is one store (xlb_dp_member_set), which the next packet
+ * reads; the rebuilt table follows.
+ *
+ * xlb_members is an ARRAY of XLB_MEMBER_BUCKETS buckets of
+ * XLB_MEMBER_WAYS records (one cache line), mmapable: libxlb writes a
+ * record as one 8-byte store, the program reads it as one load.  (v, b)
+ * lives in bucket xlb_member_bucket(v, b) or one of the
+ * XLB_MEMBER_PROBES - 1 after it, in the first way that was FREE or GONE
+ * when it came.  Its place (bucket * XLB_MEMBER_WAYS + way) never changes
+ * while the record is there.
+ */
+#define XLB_MEMBER_FREE		0
+#define XLB_MEMBER_ACTIVE	1
+#define XLB_MEMBER_DRAIN	2
+#define XLB_MEMBER_DOWN		3
+#define XLB_MEMBER_GONE		4
+
+#define XLB_MEMBER_WAYS		8
+#define XLB_MEMBER_BUCKETS	(1u << 14)
+#define XLB_MEMBER_SLOTS	(XLB_MEMBER_BUCKETS * XLB_MEMBER_WAYS)
+#define XLB_MEMBER_PROBES	2
+
+struct xlb_member {
+	__u16 vip;		/* VIP id */
+	__u16 backend;		/* backend id */
+	__u8 state;		/* XLB_MEMBER_* */
+	__u8 pad[3];
+};
+
+struct xlb_member_bucket {
+	struct xlb_member m[XLB_MEMBER_WAYS];
+};
+
+_Static_assert(sizeof(struct xlb_member) == 8, "one 8-byte store");
+_Static_assert(sizeof(struct xlb_member_bucket) == 64, "one cache line");
+
+/* The record's key as its first 32 bits read it (little endian). */
+static __always_inline __u32 xlb_member_key(__u32 vip, __u32 backend)
+{
+	return (vip & 0xffff) | backend << 16;
+}
+
+/* Home bucket of (vip, backend): a multiplicative hash of the key. */
+static __always_inline __u32 xlb_member_bucket(__u32 vip, __u32 backend)
+{
+	return (xlb_member_key(vip, backend) * 0x9e3779b1u) >> 18;
+}
+
+_Static_assert(XLB_MEMBER_BUCKETS == 1u << (32 - 18), "bucket bits");
 
 /*
  * Connection table.  An array of buckets of XLB_CT_WAYS entries, shared by
@@ -487,18 +557,18 @@ struct xlb_icmp_bucket {
 
 _Static_assert(sizeof(struct xlb_icmp_bucket) == 16, "xlb_icmp_bucket layout");
 
-/* Table header: entry 0 of every inner table map carries M. */
-static inline __u32 xlb_table_hdr_size(const struct xlb_slot *hdr)
+/* Table header (bpf/table.h): word 0 of every table carries M. */
+static inline __u32 xlb_table_hdr_size(__u32 hdr)
 {
-	return (__u32)hdr->primary | (__u32)hdr->secondary << 16;
+	return hdr & XLB_TABLE_HDR_SIZE;
 }
 
-static inline struct xlb_slot xlb_table_hdr(__u32 m)
+static inline __u32 xlb_table_hdr(__u32 m)
 {
-	struct xlb_slot h = { (__u16)m, (__u16)(m >> 16) };
-
-	return h;
+	return m & XLB_TABLE_HDR_SIZE;
 }
+
+_Static_assert(XLB_TABLE_SIZE_MAX <= XLB_TABLE_HDR_SIZE, "M fits the header");
 
 /*
  * GUE (draft-ietf-intarea-gue) variant 0 as xlb sends it:

@@ -63,6 +63,17 @@ static inline __u32 xlb_mod(__u32 x, __u32 m, __u64 c)
 			(((low & 0xffffffffULL) * m) >> 32)) >> 32);
 }
 
+/*
+ * A table in memory (the value of an inner map of xlb_tab_<M>, and what
+ * libxlb maps): XLB_TABLE_BYTES(M) bytes, 32-bit words.  Word 0 is the
+ * header: M in its low bits, and XLB_TABLE_HDR_WRITING while libxlb
+ * rewrites slots in place (bpf/structs.h, "Publication").  Word 1 + i is
+ * slot i, struct xlb_slot read as one word (primary in the low half).
+ */
+#define XLB_TABLE_BYTES(m)	(4 * ((m) + 1))
+#define XLB_TABLE_HDR_SIZE	0x00ffffffu
+#define XLB_TABLE_HDR_WRITING	0x80000000u
+
 #define XLB_TABLE_SIZE_DEFAULT	65537
 #define XLB_TABLE_SIZE_MAX	1048573
 

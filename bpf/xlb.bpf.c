@@ -142,24 +142,34 @@ static __always_inline struct xlb_vip *find_addr(const struct xlb_flow *f)
 }
 
 /*
- * Slot hash % M of the VIP's current table, read as one snapshot.  The
- * VIP's index entry names the table's size class; each class is an outer
- * map of its own whose inner maps have a size the verifier knows, so both
- * lookups are inlined and M is a constant (structs.h).
+ * Slot hash % M of the VIP's current table, read as one word.  The VIP's
+ * index entry names the table's size class; each class is an outer map
+ * of its own whose inner maps have a size the verifier knows, so both
+ * lookups are inlined and M is a constant (structs.h).  The table is one
+ * value (bpf/table.h): the slot is word 1 + i of it.  i < M is checked
+ * for the verifier, whose bounds of xlb_mod's result are a few words too
+ * wide; clang proves the check redundant, hence the empty asm that hides
+ * i from it.
  */
 #define TABLE_CLASS(c, m)						\
 	case c:								\
 		tbl = bpf_map_lookup_elem(&xlb_tab_##m, &id);		\
 		if (!tbl)						\
 			return -XLB_EV_NO_TABLE;			\
-		key = 1 + xlb_mod(hash, (m), XLB_MOD_C(m));		\
-		slot = bpf_map_lookup_elem(tbl, &key);			\
+		words = bpf_map_lookup_elem(tbl, &key);			\
+		if (!words)						\
+			return -XLB_EV_NO_TABLE;			\
+		i = xlb_mod(hash, (m), XLB_MOD_C(m));			\
+		asm volatile("" : "+r"(i));	/* clang knows i < m */	\
+		if (i >= (m))						\
+			return -XLB_EV_NO_TABLE;			\
+		w = *(volatile __u32 *)&words[1 + i];			\
 		break;
 
 static __always_inline int table_pick(const struct xlb_vip *vip, __u32 hash,
 				      struct xlb_slot *out)
 {
-	__u32 id = vip->id, key, *slot;	/* keys on the stack (6.1) */
+	__u32 id = vip->id, key = 0, i, w, *words; /* keys on the stack (6.1) */
 	void *tbl;
 
 	switch (vip->table) {
@@ -167,10 +177,8 @@ static __always_inline int table_pick(const struct xlb_vip *vip, __u32 hash,
 	default:
 		return -XLB_EV_NO_TABLE;
 	}
-	if (!slot)
-		return -XLB_EV_NO_TABLE;
-	out->primary = *slot & 0xffff;
-	out->secondary = *slot >> 16;
+	out->primary = w & 0xffff;
+	out->secondary = w >> 16;
 	return 0;
 }
 
@@ -184,6 +192,38 @@ static __always_inline struct xlb_backend *backend_get(__u32 id)
 	if (!be || !(be->flags & XLB_BE_F_VALID))
 		return NULL;
 	return be;
+}
+
+/*
+ * The state of backend `be` as a member of VIP `vip` (structs.h,
+ * "Members"), XLB_MEMBER_FREE when it has no record.  A record is one
+ * 8-byte load: its key and state are of one write.
+ */
+static __always_inline __u32 member_state(__u32 vip, __u32 be)
+{
+	__u32 key = xlb_member_key(vip, be), b = xlb_member_bucket(vip, be);
+	__u32 i, w;
+
+#pragma unroll
+	for (i = 0; i < XLB_MEMBER_PROBES; i++) {
+		__u32 k = (b + i) & (XLB_MEMBER_BUCKETS - 1);
+		struct xlb_member_bucket *mb;
+
+		mb = bpf_map_lookup_elem(&xlb_members, &k);
+		if (!mb)
+			return XLB_MEMBER_FREE;
+#pragma unroll
+		for (w = 0; w < XLB_MEMBER_WAYS; w++) {
+			__u64 r = *(volatile __u64 *)&mb->m[w];
+			__u32 st = (__u32)(r >> 32) & 0xff;
+
+			if (st == XLB_MEMBER_FREE)
+				return XLB_MEMBER_FREE;
+			if ((__u32)r == key)
+				return st;
+		}
+	}
+	return XLB_MEMBER_FREE;
 }
 
 /*
@@ -239,6 +279,19 @@ static __always_inline int pick_from_table(const struct xlb_config *cfg,
 		return err;
 	if (ch->slot.primary == XLB_BACKEND_NONE)
 		return -XLB_EV_NO_BACKEND;
+	/*
+	 * Failover: a primary that takes no new flows (marked down, or
+	 * drained, before its table is rebuilt) gives the flow to the
+	 * slot's secondary, which then heads the hop list alone.
+	 */
+	if (member_state(vip->id, ch->slot.primary) != XLB_MEMBER_ACTIVE) {
+		if (ch->slot.secondary == XLB_BACKEND_NONE ||
+		    member_state(vip->id, ch->slot.secondary) !=
+		    XLB_MEMBER_ACTIVE)
+			return -XLB_EV_NO_BACKEND;
+		ch->slot.primary = ch->slot.secondary;
+		ch->slot.secondary = XLB_BACKEND_NONE;
+	}
 	ch->id = ch->slot.primary;
 	be = backend_get(ch->id);
 	if (!be)
@@ -384,6 +437,7 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 	if (hit) {
 		struct xlb_backend *be;
 		__u64 v0 = CT_V0(hit), v1 = CT_V1(hit), age;
+		__u32 st;
 
 		victim = hit;	/* re-picked in place unless it holds */
 		if ((__u32)(v1 >> 32) != xlb_ct_check(h, v0, (__u32)v1))
@@ -393,6 +447,10 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 		if (!be || be->epoch != (__u32)v0 ||
 		    (f->proto == IPPROTO_UDP &&
 		     age > (__u64)cfg->udp_idle_s * cfg->hz))
+			goto miss;
+		/* held only by a usable member of its own VIP (structs.h) */
+		st = member_state((__u16)(v1 >> 16), (__u16)v1);
+		if (st != XLB_MEMBER_ACTIVE && st != XLB_MEMBER_DRAIN)
 			goto miss;
 		if (vs)
 			vs->ct_hits++;

@@ -55,7 +55,7 @@ static int tables_new(struct xlb_dp *dp, __u32 tmpl_flags)
 		__u32 m = xlb_table_sizes[c - 1];
 
 		tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4,
-			       sizeof(__u32), m + 1, tmpl_flags, 0);
+			       XLB_TABLE_BYTES(m), 1, tmpl_flags, 0);
 		if (tmpl < 0)
 			return tmpl;
 		snprintf(name, sizeof(name), "%s%u", XLB_MAP_TABLES, m);
@@ -123,13 +123,24 @@ static int dp_create(struct xlb_dp *dp)
 				 0);
 	dp->ct_guard = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_ct_guard", 4,
 			       sizeof(struct xlb_ct_guard), 1, 0, 0);
+	dp->members = map_new(BPF_MAP_TYPE_ARRAY, "xlb_members", 4,
+			      sizeof(struct xlb_member_bucket),
+			      XLB_MEMBER_BUCKETS, BPF_F_MMAPABLE, 0);
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->config < 0 || dp->vips < 0 || dp->vip_index < 0 ||
 	    dp->backends < 0 || dp->conntrack < 0 || dp->vip_stats < 0 ||
 	    dp->backend_stats < 0 || dp->events < 0 || dp->actions < 0 ||
 	    dp->tx_ports < 0 || dp->abi < 0 || dp->gen < 0 ||
-	    dp->flow_cache < 0 || dp->ct_guard < 0 || dp->ncpus <= 0)
+	    dp->flow_cache < 0 || dp->ct_guard < 0 || dp->members < 0 ||
+	    dp->ncpus <= 0)
 		return -1;
+	dp->member_map = mmap(NULL, XLB_MEMBER_BUCKETS *
+			      sizeof(struct xlb_member_bucket),
+			      PROT_READ | PROT_WRITE, MAP_SHARED, dp->members, 0);
+	if (dp->member_map == MAP_FAILED) {
+		dp->member_map = NULL;
+		return -1;
+	}
 	dp->gen_map = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE),
 			   PROT_READ | PROT_WRITE, MAP_SHARED, dp->gen, 0);
 	if (dp->gen_map == MAP_FAILED) {
@@ -787,9 +798,9 @@ static void publish_and_check(struct __test_metadata *_metadata,
 			      __u32 m, size_t n)
 {
 	struct xlb_table t, back = { 0 };
-	struct xlb_slot hdr;
 	struct xlb_err err = { "" };
-	__u32 zero = 0;
+	struct bpf_map_info info = {};
+	__u32 zero = 0, len = sizeof(info), *w;
 	int fd;
 
 	ASSERT_EQ(0, table_make(&t, algo, m, n));
@@ -802,12 +813,19 @@ static void publish_and_check(struct __test_metadata *_metadata,
 		TH_LOG("M=%u: read back %zu slots differ", m,
 		       xlb_table_diff(&t, &back));
 
+	/* the inner map itself: one value, header word then 4-byte slots */
 	fd = inner_open(dp, m, vip_id);
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(m + 1, map_entries(fd));
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+	EXPECT_EQ(1, info.max_entries);
+	EXPECT_EQ(4 * (m + 1), info.value_size);
 	EXPECT_EQ(xlb_table_class(m), dp->vip_class[vip_id]);
-	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &zero, &hdr));
-	EXPECT_EQ(m, xlb_table_hdr_size(&hdr));
+	w = malloc(4 * ((size_t)m + 1));
+	ASSERT_NE(NULL, w);
+	ASSERT_EQ(0, bpf_map_lookup_elem(fd, &zero, w));
+	EXPECT_EQ(m, xlb_table_hdr_size(w[0]));
+	EXPECT_EQ(0, memcmp(w + 1, t.slots, (size_t)m * sizeof(*t.slots)));
+	free(w);
 	close(fd);
 	xlb_table_free(&t);
 	xlb_table_free(&back);
@@ -862,10 +880,11 @@ TEST_F(dp, table_republish_new_size)
 	ASSERT_NE(0, id_before);
 	ASSERT_TRUE(index_vip(&self->dp, &k, &e));
 	EXPECT_EQ(xlb_table_class(251), e.table);
-	/* the same size: the outer entry alone switches */
+	/* the same size: rewritten in place, no map made, no index switch */
 	publish_and_check(_metadata, &self->dp, vip, XLB_ALGO_RING, 251, 6);
 	id_after = inner_id(&self->dp, 251, vip);
-	EXPECT_NE(id_before, id_after) TH_LOG("publish must swap in a new map");
+	EXPECT_EQ(id_before, id_after)
+		TH_LOG("a table of the same size is rewritten in place");
 
 	/* another size, held: packets keep the 251-slot table until the release */
 	xlb_dp_vip_hold(&self->dp);
@@ -905,6 +924,49 @@ TEST_F(dp, table_republish_new_size)
 	EXPECT_EQ(-ENOENT, xlb_dp_table_read(&self->dp, vip, &back,
 					     &self->err));
 	EXPECT_EQ(-ENOENT, xlb_dp_table_unpublish(&self->dp, vip));
+}
+
+/*
+ * A rewrite in place that stopped halfway (its writer killed) leaves the
+ * header flag set: reading the table says so instead of returning a
+ * table that is neither, and the next publication makes it whole.
+ */
+TEST_F(dp, table_left_half_rewritten_is_refused_then_repaired)
+{
+	struct xlb_table t, u, back = { 0 };
+	__u32 vip = 7, m = 509, id;
+	size_t len = 4096 * ((XLB_TABLE_BYTES(509) + 4095) / 4096);
+	volatile __u32 *w;
+	int fd;
+
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, m, 5));
+	ASSERT_EQ(0, table_make(&u, XLB_ALGO_MAGLEV, m, 8));
+	ASSERT_NE(0, xlb_table_diff(&t, &u));
+	ASSERT_EQ(0, xlb_dp_table_publish(&self->dp, vip, &t, &self->err));
+	id = inner_id(&self->dp, m, vip);
+	fd = inner_open(&self->dp, m, vip);
+	ASSERT_LE(0, fd);
+	w = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, (void *)w);
+	/* what a writer stopped after its first slot leaves */
+	w[0] |= XLB_TABLE_HDR_WRITING;
+	w[1] = *(__u32 *)&u.slots[0];
+	EXPECT_EQ(-EBUSY, xlb_dp_table_read(&self->dp, vip, &back, &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "being rewritten"))
+		TH_LOG("%s", self->err.msg);
+	TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_table_publish(&self->dp, vip, &u, &self->err));
+	EXPECT_EQ(id, inner_id(&self->dp, m, vip));
+	EXPECT_EQ(m, w[0]) TH_LOG("header flag left set: 0x%x", w[0]);
+	ASSERT_EQ(0, xlb_dp_table_read(&self->dp, vip, &back, &self->err))
+		TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(0, xlb_table_diff(&u, &back));
+	EXPECT_EQ(0, memcmp(u.slots, back.slots, m * sizeof(*u.slots)));
+	munmap((void *)w, len);
+	xlb_table_free(&back);
+	xlb_table_free(&t);
+	xlb_table_free(&u);
 }
 
 TEST_F(dp, table_publish_bad_input_fails_cleanly)
@@ -961,8 +1023,8 @@ TEST_F(dp, table_publish_refused_by_a_foreign_template)
 	int tmpl;
 
 	close(self->dp.tables[c - 1]);
-	tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4, sizeof(__u32),
-		       509 + 1, 0, 0);	/* not mmapable */
+	tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_table_map", 4,
+		       XLB_TABLE_BYTES(509), 1, 0, 0);	/* not mmapable */
 	ASSERT_LE(0, tmpl);
 	self->dp.tables[c - 1] = map_new(BPF_MAP_TYPE_ARRAY_OF_MAPS, "xlb_tab_509",
 					 4, 4, XLB_MAX_VIPS, 0, tmpl);
@@ -1155,7 +1217,7 @@ static const char *const pin_names[] = {
 	XLB_MAP_CONNTRACK, XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS,
 	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS, XLB_MAP_VIP_INDEX,
 	XLB_MAP_ABI, XLB_PIN_GEN, XLB_MAP_FLOW_CACHE, XLB_MAP_CT_GUARD,
-	XLB_TABLE_SIZES_X(TABLE_PIN)
+	XLB_MAP_MEMBERS, XLB_TABLE_SIZES_X(TABLE_PIN)
 };
 
 static int pin(const char *dir, const char *name, int fd)
@@ -1178,7 +1240,7 @@ TEST_F(dp, from_pins)
 		self->dp.backend_stats, self->dp.events, self->dp.actions,
 		self->dp.tx_ports, self->dp.vip_index, self->dp.abi,
 		self->dp.gen, self->dp.flow_cache, self->dp.ct_guard,
-		XLB_TABLE_SIZES_X(TABLE_FD)
+		self->dp.members, XLB_TABLE_SIZES_X(TABLE_FD)
 	};
 	struct xlb_vip_key k = vip4("203.0.113.30", 80, IPPROTO_TCP);
 	struct xlb_vip v = { .id = 12 }, got;

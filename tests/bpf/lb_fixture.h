@@ -276,6 +276,15 @@ static inline int lb_table_ids(const struct lb *lb, const __u16 *ids, int n,
 	}
 	if (xlb_table_build(t, &p, spec, (size_t)n, &err))
 		return lb_fail(why, wn, "xlb_table_build: %s", err.msg);
+	/*
+	 * No member list: publishing adds the backends the slots name to
+	 * the VIP's members and removes none, so a backend a table change
+	 * left keeps its connections (as a drained one does).  The member
+	 * tests of xlb_state.c set states themselves.
+	 */
+	free(t->members);
+	t->members = NULL;
+	t->n_members = 0;
 	return 0;
 }
 

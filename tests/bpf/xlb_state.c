@@ -399,6 +399,201 @@ TEST_F(lb, ct_flow_keeps_backend_until_backend_goes)
 		ct_keep_case(_metadata, &self->lb, v);
 }
 
+/* --- members (bpf/structs.h, "Members") ---------------------------------- */
+
+static __u8 member_of(const struct lb *lb, int v, __u16 id)
+{
+	__u8 st = XLB_MEMBER_FREE;
+
+	if (xlb_dp_member_get(&lb->dp, (__u32)v, id, &st, NULL))
+		return XLB_MEMBER_FREE;
+	return st;
+}
+
+/*
+ * A backend marked down (one write) gets no new flow from the next packet
+ * on: the slot's secondary takes it; marked active again, the slot's
+ * primary has them again.  Stateful and stateless VIPs alike.
+ */
+TEST_F(lb, member_down_sends_new_flows_to_the_slot_secondary)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_UDP_GUE4, K_STATELESS,
+				     K_TCP_GUE6 };
+	unsigned int i;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		struct xlb_err err = { "" };
+		struct pkt_spec s;
+		struct xlb_flow f;
+		struct xlb_pick p;
+		struct xlb_ct ct;
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		p = lb_pick(&self->lb, v, &f);
+		ASSERT_NE(XLB_BACKEND_NONE, p.secondary);
+		ASSERT_NE(p.primary, p.secondary);
+		ASSERT_EQ(XLB_MEMBER_ACTIVE, member_of(&self->lb, v, p.primary))
+			TH_LOG("publication makes the slots' backends members");
+		ASSERT_EQ(0, xlb_dp_member_set(&self->lb.dp, (__u32)v,
+					       p.primary, XLB_MEMBER_DOWN,
+					       &err));
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.secondary,
+				       "new flow, primary down", NULL));
+		if (!(lb_kind(v)->flags & XLB_VIP_F_STATELESS)) {
+			ASSERT_EQ(0, xlb_dp_ct_lookup(&self->lb.dp, &f, &ct));
+			EXPECT_EQ(p.secondary, ct.backend);
+			ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+		}
+		ASSERT_EQ(0, xlb_dp_member_set(&self->lb.dp, (__u32)v,
+					       p.primary, XLB_MEMBER_ACTIVE,
+					       &err));
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.primary,
+				       "new flow, primary back", NULL));
+		/* primary and secondary both out: no backend for the slot */
+		ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+		ASSERT_EQ(0, xlb_dp_member_set(&self->lb.dp, (__u32)v,
+					       p.primary, XLB_MEMBER_DRAIN,
+					       &err));
+		ASSERT_EQ(0, xlb_dp_member_set(&self->lb.dp, (__u32)v,
+					       p.secondary, XLB_MEMBER_DOWN,
+					       &err));
+		{
+			static __u8 in[LB_BUF];
+			static struct lb_res r;
+			size_t len = lb_build(&s, in);
+
+			lb_run(&self->lb, in, len, &r);
+			EXPECT_EQ(XDP_DROP, r.retval)
+				TH_LOG("%s: no usable backend, not dropped",
+				       lb_kind(v)->name);
+		}
+		ASSERT_EQ(0, xlb_dp_member_set(&self->lb.dp, (__u32)v,
+					       p.primary, XLB_MEMBER_ACTIVE,
+					       NULL));
+		ASSERT_EQ(0, xlb_dp_member_set(&self->lb.dp, (__u32)v,
+					       p.secondary, XLB_MEMBER_ACTIVE,
+					       NULL));
+		ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+	}
+}
+
+/*
+ * An established flow of VIP v (TCP or UDP) whose backend p0 is then
+ *   drained: stays on p0;
+ *   marked down: moves (re-picked: the slot's secondary, as a new flow);
+ *   removed from v by a publication while p0 still serves v's twin of the
+ *   other family (its backend entry valid): moves, never stays on p0.
+ */
+static void member_case(struct __test_metadata *_metadata, struct lb *lb,
+			int v)
+{
+	int twin = (v + LB_KINDS) % (2 * LB_KINDS), g = lb_kind(v)->group;
+	__u32 m = lb->tbl[v].size;
+	struct xlb_table_member mem[LB_TABLE_BACKENDS];
+	struct xlb_err err = { "" };
+	__u16 ids[LB_TABLE_BACKENDS];
+	struct xlb_table t;
+	struct xlb_pick p;
+	struct pkt_spec s;
+	struct xlb_flow f;
+	char why[256];
+	int i, n = 0;
+
+	lb_spec(lb, v, &s);
+	f = lb_flow(&s);
+	p = lb_pick(lb, v, &f);
+	ASSERT_TRUE(lb_run_fwd(lb, v, &s, &f, p.primary, "first packet", NULL));
+	ASSERT_TRUE(ct_is(_metadata, lb, &f, p.primary, v, "first packet"));
+	if (f.proto == IPPROTO_TCP)
+		s.tcp_flags = PKT_TCP_ACK;
+
+	ASSERT_EQ(0, xlb_dp_member_set(&lb->dp, (__u32)v, p.primary,
+				       XLB_MEMBER_DRAIN, &err));
+	EXPECT_TRUE(lb_run_fwd(lb, v, &s, &f, p.primary, "drained", NULL));
+	EXPECT_TRUE(ct_is(_metadata, lb, &f, p.primary, v, "drained"));
+
+	ASSERT_EQ(0, xlb_dp_member_set(&lb->dp, (__u32)v, p.primary,
+				       XLB_MEMBER_DOWN, &err));
+	EXPECT_TRUE(lb_run_fwd(lb, v, &s, &f, p.secondary, "down", NULL));
+	EXPECT_TRUE(ct_is(_metadata, lb, &f, p.secondary, v, "down"));
+	ASSERT_EQ(0, xlb_dp_member_set(&lb->dp, (__u32)v, p.primary,
+				       XLB_MEMBER_ACTIVE, &err));
+	EXPECT_TRUE(lb_run_fwd(lb, v, &s, &f, p.secondary,
+			       "primary back: the moved flow stays", NULL));
+
+	/* removed: a table (with its member list) without p0 = its secondary now */
+	ASSERT_EQ(0, xlb_dp_ct_flush(&lb->dp));
+	s.tcp_flags = PKT_TCP_SYN;
+	ASSERT_TRUE(lb_run_fwd(lb, v, &s, &f, p.primary, "again", NULL));
+	if (f.proto == IPPROTO_TCP)
+		s.tcp_flags = PKT_TCP_ACK;
+	for (i = 0; i < LB_TABLE_BACKENDS; i++)
+		if (lb_id(g, i) != p.primary) {
+			mem[n].id = ids[n] = lb_id(g, i);
+			mem[n++].state = XLB_MEMBER_ACTIVE;
+		}
+	ASSERT_EQ(0, lb_table_ids(lb, ids, n, m, &t, why, sizeof(why)))
+		TH_LOG("%s", why);
+	t.members = malloc(sizeof(mem));
+	ASSERT_NE(NULL, t.members);
+	memcpy(t.members, mem, (size_t)n * sizeof(*mem));
+	t.n_members = (__u32)n;
+	ASSERT_EQ(0, lb_install(lb, v, &t, why, sizeof(why))) TH_LOG("%s", why);
+	EXPECT_EQ(XLB_MEMBER_GONE, member_of(lb, v, p.primary));
+	EXPECT_EQ(XLB_MEMBER_ACTIVE, member_of(lb, twin, p.primary))
+		TH_LOG("the twin VIP keeps it");
+	ASSERT_EQ(0, xlb_dp_backend_get(&lb->dp, p.primary, &lb->be[p.primary]));
+	EXPECT_TRUE(lb->be[p.primary].flags & XLB_BE_F_VALID);
+	EXPECT_TRUE(lb_run_fwd(lb, v, &s, &f, LB_EXPLAIN,
+			       "removed from its VIP, alive under another", NULL));
+	EXPECT_TRUE(ct_is(_metadata, lb, &f, lb_pick(lb, v, &f).primary, v,
+			  "removed from its VIP"));
+	EXPECT_NE(p.primary, lb_pick(lb, v, &f).primary);
+
+	/* the fixture's table again: p0 a member again */
+	ASSERT_EQ(0, lb_publish(lb, v, 0, LB_TABLE_BACKENDS, m));
+	EXPECT_EQ(XLB_MEMBER_ACTIVE, member_of(lb, v, p.primary));
+	ASSERT_EQ(0, xlb_dp_ct_flush(&lb->dp));
+}
+
+TEST_F(lb, member_state_decides_established_flows_tcp_and_udp)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_UDP_IPIP4, K_TCP_GUE6,
+				     K_UDP_GUE6 };
+	unsigned int i;
+	int v;
+
+	lb_for_each_vip(i, v, kinds)
+		member_case(_metadata, &self->lb, v);
+}
+
+/* Bad input: a clear error, nothing written. */
+TEST_F(lb, member_set_refuses_bad_input)
+{
+	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4);
+	__u16 id = lb_id(G_IPIP4, 0);
+	struct xlb_err err = { "" };
+
+	EXPECT_EQ(-EINVAL, xlb_dp_member_set(&self->lb.dp, XLB_MAX_VIPS, id,
+					     XLB_MEMBER_DOWN, &err));
+	EXPECT_NE(NULL, strstr(err.msg, "out of range")) TH_LOG("%s", err.msg);
+	EXPECT_EQ(-EINVAL, xlb_dp_member_set(&self->lb.dp, (__u32)v,
+					     XLB_BACKEND_NONE, XLB_MEMBER_DOWN,
+					     &err));
+	EXPECT_NE(NULL, strstr(err.msg, "reserved")) TH_LOG("%s", err.msg);
+	EXPECT_EQ(-EINVAL, xlb_dp_member_set(&self->lb.dp, (__u32)v, id, 0,
+					     &err));
+	EXPECT_EQ(-EINVAL, xlb_dp_member_set(&self->lb.dp, (__u32)v, id, 9,
+					     &err));
+	EXPECT_NE(NULL, strstr(err.msg, "state 9")) TH_LOG("%s", err.msg);
+	EXPECT_EQ(XLB_MEMBER_ACTIVE, member_of(&self->lb, v, id));
+	EXPECT_EQ(-ENOENT, xlb_dp_member_get(&self->lb.dp, (__u32)v,
+					     lb_id(G_IPIP4, 8), &(__u8){ 0 },
+					     NULL));
+}
+
 TEST_F(lb, ct_stateless_vip_makes_no_entries)
 {
 	static const int kinds[] = { K_STATELESS, K_ATOMIC };

@@ -6,7 +6,8 @@
  *     libxlb's xlb_explain_pick names (docs/design.md contracts 1 and 2);
  *   - atomic publication: while tables are republished as fast as
  *     possible, every packet sees the whole old or the whole new table
- *     (contract 4);
+ *     (contract 4), tables of another size swapped in and tables of the
+ *     same size rewritten in place alike;
  *   - malformed input: cut, inconsistent, random and bit-flipped frames
  *     get a clear answer (contract 8).
  * Fixture and expectations: tests/bpf/lb_fixture.h.
@@ -169,7 +170,13 @@ static void *publish_loop(void *arg)
 	return NULL;
 }
 
-TEST_F(lb, publication_atomic_under_traffic)
+/*
+ * T1, T2 alternately published while packets run: every packet goes to
+ * T1's or T2's primary of its flow.  Of sizes m1, m2: another size swaps
+ * in a new table map (and index); the same size is rewritten in place.
+ */
+static void publication_under_traffic(struct __test_metadata *_metadata,
+				      struct lb *lb, __u32 m1, __u32 m2)
 {
 	static __u8 in[LB_BUF];
 	static struct lb_res r;
@@ -182,11 +189,11 @@ TEST_F(lb, publication_atomic_under_traffic)
 	pthread_t th;
 	char fs[160];
 
-	/* T1 over backends 0..3, T2 over 4..7; different sizes too */
-	ASSERT_EQ(0, lb_table(&self->lb, v, 0, 4, 4093, &t1));
-	ASSERT_EQ(0, lb_table(&self->lb, v, 4, 4, 8191, &t2));
+	/* T1 over backends 0..3, T2 over 4..7 */
+	ASSERT_EQ(0, lb_table(lb, v, 0, 4, m1, &t1));
+	ASSERT_EQ(0, lb_table(lb, v, 4, 4, m2, &t2));
 	memset(&pub, 0, sizeof(pub));
-	pub.dp = self->lb.dp;
+	pub.dp = lb->dp;
 	pub.vip = v;
 	pub.t[0] = &t1;
 	pub.t[1] = &t2;
@@ -200,12 +207,12 @@ TEST_F(lb, publication_atomic_under_traffic)
 		const struct xlb_backend *b1, *b2;
 		size_t len;
 
-		rand_vip_flow(&self->lb, &rnd, v, &f, &s);
+		rand_vip_flow(lb, &rnd, v, &f, &s);
 		len = lb_build(&s, in);
-		lb_run_c(&self->lb, in, len, &r, false);
+		lb_run_c(lb, in, len, &r, false);
 		packets++;
-		b1 = &self->lb.be[lb_pick_in(&self->lb, v, &t1, &f).primary];
-		b2 = &self->lb.be[lb_pick_in(&self->lb, v, &t2, &f).primary];
+		b1 = &lb->be[lb_pick_in(lb, v, &t1, &f).primary];
+		b2 = &lb->be[lb_pick_in(lb, v, &t2, &f).primary];
 		if (!r.err && r.retval == XDP_TX &&
 		    !pkt_parse_outer(r.out, r.len, &o)) {
 			if (!memcmp(o.dst, b1->addr, 16)) {
@@ -241,6 +248,16 @@ TEST_F(lb, publication_atomic_under_traffic)
 	EXPECT_LT(0, by[1]);
 	TH_LOG("%lu packets (%lu by T1, %lu by T2) during %lu publications in "
 	       "%.1f s", packets, by[0], by[1], pub.published, pub.seconds);
+}
+
+TEST_F(lb, publication_atomic_under_traffic)
+{
+	publication_under_traffic(_metadata, &self->lb, 4093, 8191);
+}
+
+TEST_F(lb, publication_in_place_under_traffic)
+{
+	publication_under_traffic(_metadata, &self->lb, 4093, 4093);
 }
 
 /* --- malformed input ------------------------------------------------------ */

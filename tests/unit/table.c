@@ -389,6 +389,8 @@ static void copy_table(struct __test_metadata *_metadata,
 		       struct xlb_table *dst, const struct xlb_table *src)
 {
 	dst->size = src->size;
+	dst->members = NULL;
+	dst->n_members = 0;
 	dst->slots = malloc(src->size * sizeof(*src->slots));
 	ASSERT_NE(NULL, dst->slots);
 	memcpy(dst->slots, src->slots, src->size * sizeof(*src->slots));

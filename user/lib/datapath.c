@@ -70,6 +70,9 @@ static const struct map_spec map_specs[] = {
 	     sizeof(struct xlb_fc_entry), 1, "struct xlb_fc_entry"),
 	SPEC(XLB_MAP_CT_GUARD, ct_guard, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 	     sizeof(struct xlb_ct_guard), 1, "struct xlb_ct_guard"),
+	SPEC(XLB_MAP_MEMBERS, members, BPF_MAP_TYPE_ARRAY, 4,
+	     sizeof(struct xlb_member_bucket), XLB_MEMBER_BUCKETS,
+	     "struct xlb_member_bucket"),
 };
 
 #define N_MAPS		ARRAY_SIZE(map_specs)
@@ -100,6 +103,10 @@ void xlb_dp_close(struct xlb_dp *dp)
 	if (dp->gen_map)
 		munmap(dp->gen_map, (size_t)sysconf(_SC_PAGESIZE));
 	dp->gen_map = NULL;
+	if (dp->member_map)
+		munmap(dp->member_map, XLB_MEMBER_BUCKETS *
+		       sizeof(struct xlb_member_bucket));
+	dp->member_map = NULL;
 	for (i = 0; i < N_MAPS; i++) {
 		fd = dp_fd(dp, &map_specs[i]);
 		if (*fd >= 0)
@@ -183,6 +190,12 @@ int dp_finish(struct xlb_dp *dp, struct xlb_err *err)
 		return xlb_errf(err, errno, "cannot map %s, the generation (made without BPF_F_MMAPABLE?): %s",
 				XLB_MAP_GEN, strerror(errno));
 	dp->gen_map = g;
+	g = mmap(NULL, XLB_MEMBER_BUCKETS * sizeof(struct xlb_member_bucket),
+		 PROT_READ | PROT_WRITE, MAP_SHARED, dp->members, 0);
+	if (g == MAP_FAILED)
+		return xlb_errf(err, errno, "cannot map %s (made without BPF_F_MMAPABLE?): %s",
+				XLB_MAP_MEMBERS, strerror(errno));
+	dp->member_map = g;
 	return dp_vip_classes_learn(dp, err);
 }
 

@@ -42,7 +42,9 @@ struct xlb_dp {
 	int gen;		/* xlb_bpf.bss: xlb_gen */
 	int flow_cache;		/* xlb_flow_cache */
 	int ct_guard;		/* xlb_ct_guard */
+	int members;		/* xlb_members */
 	__u32 *gen_map;		/* xlb_gen, mapped (xlb_dp_changed) */
+	struct xlb_member_bucket *member_map;	/* xlb_members, mapped */
 	int ncpus;		/* possible CPUs: per-CPU value count */
 	/* xlb_dp_vip_hold: VIP changes wait for xlb_dp_vip_release */
 	int vip_holds;
@@ -80,6 +82,7 @@ struct xlb_dp {
 #define XLB_PIN_GEN		"xlb_bpf_bss"
 #define XLB_MAP_FLOW_CACHE	"xlb_flow_cache"
 #define XLB_MAP_CT_GUARD	"xlb_ct_guard"
+#define XLB_MAP_MEMBERS		"xlb_members"
 
 /* Name of the inner table maps publish creates (bpftool map list). */
 #define XLB_TABLE_MAP_NAME	"xlb_tbl"
@@ -120,6 +123,34 @@ int xlb_dp_config_set(const struct xlb_dp *dp, const struct xlb_config *c);
  */
 int xlb_dp_ct_guard_set(const struct xlb_dp *dp, __u32 rate);
 int xlb_dp_ct_guard_get(const struct xlb_dp *dp, __u32 *rate);
+
+/* --- members (bpf/structs.h, "Members") ---------------------------------- */
+
+/*
+ * Backend `backend` as a member of VIP `vip`: state XLB_MEMBER_ACTIVE,
+ * _DRAIN, _DOWN or _GONE, one store the next packet reads.  Publishing a
+ * table sets the members its list names (xlb_table.members); this is the
+ * quick way between two publications, e.g. a health verdict "down" before
+ * the rebuilt table: new flows whose slot names the backend take the
+ * slot's secondary, its connection entries are re-picked.  -EINVAL for
+ * a bad id or state, -ENOSPC when its buckets are full.
+ */
+int xlb_dp_member_set(const struct xlb_dp *dp, __u32 vip, __u16 backend,
+		      __u8 state, struct xlb_err *err);
+/* Its state and place (counters' index); -ENOENT when it has no record. */
+int xlb_dp_member_get(const struct xlb_dp *dp, __u32 vip, __u16 backend,
+		      __u8 *state, __u32 *place);
+/* "active", "drain", "down", "gone" or "free". */
+const char *xlb_member_state_name(__u8 state);
+/*
+ * What the data path does with a slot (primary, secondary) of VIP vip for
+ * a new flow: the primary if it is an active member, else the secondary
+ * if it is, else -ENOENT (no backend: dropped).
+ */
+int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
+		       __u16 secondary);
+/* Does a connection entry of (vip, backend) hold: active or draining? */
+bool xlb_dp_member_keeps(const struct xlb_dp *dp, __u32 vip, __u16 backend);
 
 /* --- VIPs ----------------------------------------------------------------- */
 

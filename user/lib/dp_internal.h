@@ -8,6 +8,7 @@
  *   dp_vip.c           VIPs and the entries derived from them
  *   dp_vip_index.c     the VIP index the data path searches
  *   dp_backend.c       backend entries and their epochs
+ *   dp_member.c        each (VIP, backend)'s state
  *   dp_table.c         publishing and reading lookup tables
  *   dp_conntrack.c     the connection table
  *
@@ -49,6 +50,14 @@ int dp_vip_classes_learn(struct xlb_dp *dp, struct xlb_err *err);
 
 /* dp_conntrack.c: entries of the connection table map. */
 int dp_ct_entries(const struct xlb_dp *dp, __u32 *n);
+
+/*
+ * dp_member.c: the VIP's members from the table being published, before
+ * (phase 0) and after (phase 1) its slots are written.
+ */
+int dp_members_sync(const struct xlb_dp *dp, __u32 vip,
+		    const struct xlb_table *t, int phase,
+		    struct xlb_err *err);
 
 /* Until every data path run begun before the call has ended (dp_backend.c). */
 int dp_wait_readers(const struct xlb_dp *dp);

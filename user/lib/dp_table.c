@@ -3,20 +3,35 @@
  * libxlb: lookup tables (datapath.h, docs/design.md contracts 2 and 4), and
  * how they are published without stalling forwarding.
  *
- * A table is a fresh inner ARRAY map filled before anything points at it,
- * then swapped in with one update of the outer ARRAY_OF_MAPS entry (the
- * kernel waits an RCU grace period there, so when the update returns no
- * program still reads the old map; packets never wait).  Filling is by
- * mmap (the inner maps are BPF_F_MMAPABLE): one memory write per slot
- * instead of a syscall or a copy_from_user per slot.  The inner map's flags
- * and size must equal those of the outer map's template: there is an outer
- * map per table size (bpf/structs.h).
+ * A table is an inner ARRAY map of one value, the whole table
+ * (bpf/table.h: a header word, then 4-byte slots), mmapable.
+ *
+ * A table of the size already published is rewritten in place
+ * (table_rewrite): only the slots that differ, each with one aligned
+ * 32-bit store, then a new state generation.  No map is made or switched,
+ * so nothing waits for the kernel's RCU grace period, and a VIP has one
+ * table's memory, not two.  A packet reads one slot word (docs/design.md
+ * contract 4), so it sees that slot of the old table or of the new one,
+ * whole: what it would have seen had the whole table been switched
+ * before or after it.  The call returns without waiting for packets that
+ * read a slot before its store; they forward by the old slot, as they
+ * would have by an old table (a backend id is reused only after such a
+ * wait: dp_backend.c).
+ *
+ * A table of another size (or a VIP's first) is a fresh inner map, filled
+ * through mmap before anything points at it, then swapped in with one
+ * update of the outer ARRAY_OF_MAPS entry of its size, and the VIP index
+ * switched to that size (the kernel waits an RCU grace period in each
+ * update).  The inner map's flags and value size must equal those of the
+ * outer map's template: there is an outer map per table size
+ * (bpf/structs.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <pthread.h>
 
 #include <bpf/bpf.h>
 
@@ -25,56 +40,56 @@
 /* Inner table map flags, as the templates of bpf/maps.h have them. */
 #define TABLE_FLAGS		BPF_F_MMAPABLE
 
-/* An ARRAY map stores each value in round_up(value_size, 8) bytes. */
-#define ARRAY_STRIDE		8
-
 /* How often table_read retries when the table is replaced under it. */
 #define READ_RETRIES		5
+/* ... and reads a table rewritten in place (table_rewrite) */
+#define READ_TRIES		200
+#define READ_PAUSE_US		500
 
-_Static_assert(sizeof(struct xlb_slot) <= ARRAY_STRIDE, "array stride");
+_Static_assert(sizeof(struct xlb_slot) == sizeof(__u32), "a slot is a word");
 
-static size_t array_bytes(__u32 entries)
+/* Bytes of the mapping of a table of m slots: whole pages. */
+static size_t table_map_len(__u32 m)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	size_t len = (size_t)entries * ARRAY_STRIDE;
+	size_t len = XLB_TABLE_BYTES((size_t)m);
 
 	return (len + page - 1) / page * page;
 }
 
-/* Write header and slots through a shared mapping of the array. */
+/* The table t as the data path reads it: header word, then the slots. */
+static void table_words(__u32 *w, const struct xlb_table *t)
+{
+	w[0] = xlb_table_hdr(t->size);
+	memcpy(w + 1, t->slots, (size_t)t->size * sizeof(*t->slots));
+}
+
+/* Write header and slots through a shared mapping of the table's value. */
 static int table_fill_mmap(int fd, const struct xlb_table *t)
 {
-	size_t len = array_bytes(t->size + 1);
-	char *p;
-	__u32 i;
+	size_t len = table_map_len(t->size);
+	void *p;
 
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	*(struct xlb_slot *)p = xlb_table_hdr(t->size);
-	for (i = 0; i < t->size; i++)
-		*(struct xlb_slot *)(p + (size_t)(i + 1) * ARRAY_STRIDE) =
-			t->slots[i];
+	table_words(p, t);
 	munmap(p, len);
 	return 0;
 }
 
-static int table_fill_batch(int fd, const struct xlb_table *t)
+/* The same with one update of the value (a map that is not mmapable). */
+static int table_fill_update(int fd, const struct xlb_table *t)
 {
-	struct xlb_slot hdr = xlb_table_hdr(t->size);
-	__u32 i, key = 0, count = t->size;
-	__u32 *keys;
+	__u32 key = 0, *w;
 	int ret;
 
-	keys = malloc((size_t)t->size * sizeof(*keys));
-	if (!keys)
+	w = malloc(XLB_TABLE_BYTES((size_t)t->size));
+	if (!w)
 		return -ENOMEM;
-	for (i = 0; i < t->size; i++)
-		keys[i] = i + 1;
-	ret = bpf_map_update_elem(fd, &key, &hdr, BPF_ANY);
-	if (!ret)
-		ret = bpf_map_update_batch(fd, keys, t->slots, &count, NULL);
-	free(keys);
+	table_words(w, t);
+	ret = bpf_map_update_elem(fd, &key, w, BPF_ANY);
+	free(w);
 	return ret;
 }
 
@@ -86,8 +101,7 @@ static int table_map_new(__u32 flags, const struct xlb_table *t,
 	int fd, ret = -EINVAL;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, XLB_TABLE_MAP_NAME,
-			    sizeof(__u32), sizeof(struct xlb_slot),
-			    t->size + 1, &opts);
+			    sizeof(__u32), XLB_TABLE_BYTES(t->size), 1, &opts);
 	if (fd < 0)
 		return xlb_errf(err, -fd,
 				"cannot create a table map of %u slots: %s",
@@ -95,7 +109,7 @@ static int table_map_new(__u32 flags, const struct xlb_table *t,
 	if (flags & BPF_F_MMAPABLE)
 		ret = table_fill_mmap(fd, t);
 	if (ret)
-		ret = table_fill_batch(fd, t);
+		ret = table_fill_update(fd, t);
 	if (ret) {
 		close(fd);
 		return xlb_errf(err, -ret,
@@ -120,22 +134,80 @@ int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 	return xlb_dp_table_publish_id(dp, vip_id, t, NULL, err);
 }
 
-int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
-			    const struct xlb_table *t, __u32 *map_id,
-			    struct xlb_err *err)
+/*
+ * Writers of one VIP's table, one at a time (in this process; xlbd is the
+ * one process that publishes): two rewrites in place interleaved would
+ * leave a table that is neither.
+ */
+static pthread_mutex_t vip_lock[XLB_MAX_VIPS] = {
+	[0 ... XLB_MAX_VIPS - 1] = PTHREAD_MUTEX_INITIALIZER
+};
+
+/*
+ * Rewrite the published table of vip_id (class c, the size of t) in place:
+ * the header says XLB_TABLE_HDR_WRITING meanwhile, then every slot that
+ * differs gets one aligned 32-bit store (primary and secondary together),
+ * then the header is clear again.  Returns 1 when there is no published
+ * table of that size to rewrite (the caller makes one).
+ */
+static int table_rewrite(struct xlb_dp *dp, __u32 c, __u32 vip_id,
+			 const struct xlb_table *t, __u32 *map_id,
+			 struct xlb_err *err)
 {
-	__u32 c, old;
+	size_t len = table_map_len(t->size);
+	struct bpf_map_info info;
+	__u32 id, i, n, ilen = sizeof(info);
+	const __u32 *src = (const __u32 *)t->slots;
+	volatile __u32 *w;
+	void *p;
+	int fd;
+
+	if (dp->vip_class[vip_id] != c ||
+	    bpf_map_lookup_elem(dp->tables[c - 1], &vip_id, &id))
+		return 1;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return 1;	/* replaced and freed since: make a new one */
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) ||
+	    info.value_size != XLB_TABLE_BYTES(t->size) ||
+	    !(info.map_flags & BPF_F_MMAPABLE)) {
+		close(fd);
+		return 1;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		 fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return xlb_errf(err, errno,
+				"cannot map the table of VIP %u to rewrite it: %s",
+				vip_id, strerror(errno));
+	w = p;
+	__atomic_store_n(&w[0], xlb_table_hdr(t->size) | XLB_TABLE_HDR_WRITING,
+			 __ATOMIC_RELAXED);
+	for (i = 0, n = 0; i < t->size; i++) {
+		if (w[1 + i] == src[i])
+			continue;
+		__atomic_store_n(&w[1 + i], src[i], __ATOMIC_RELAXED);
+		n++;
+	}
+	__atomic_store_n(&w[0], xlb_table_hdr(t->size), __ATOMIC_RELEASE);
+	munmap(p, len);
+	if (n)
+		xlb_dp_changed(dp);
+	if (map_id)
+		*map_id = id;
+	return 0;
+}
+
+/* A new inner map with t, put in the outer map of its size (class c). */
+static int table_swap(struct xlb_dp *dp, __u32 c, __u32 vip_id,
+		      const struct xlb_table *t, __u32 *map_id,
+		      struct xlb_err *err)
+{
+	__u32 old;
 	int fd, ret, outer;
 
-	ret = dp_vip_id_check(vip_id, err);
-	if (ret)
-		return ret;
-	c = t->slots ? xlb_table_class(t->size) : XLB_TABLE_CLASS_NONE;
-	if (c == XLB_TABLE_CLASS_NONE)
-		return xlb_errf(err, EINVAL,
-				"table for VIP %u has size %u: not one of the allowed primes %u..%u",
-				vip_id, t->size, xlb_table_sizes[0],
-				XLB_TABLE_SIZE_MAX);
 	outer = dp->tables[c - 1];
 	fd = table_map_new(TABLE_FLAGS, t, err);
 	if (fd < 0)
@@ -152,9 +224,9 @@ int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 	xlb_dp_changed(dp);
 	if (ret == -EINVAL)
 		return xlb_errf(err, EINVAL,
-				"map %s%u refused the table of VIP %u: its inner map template must be an ARRAY of %u 4-byte slots with flags 0x%x",
-				XLB_MAP_TABLES, t->size, vip_id, t->size + 1,
-				TABLE_FLAGS);
+				"map %s%u refused the table of VIP %u: its inner map template must be an ARRAY of one %u-byte value (header and %u 4-byte slots) with flags 0x%x",
+				XLB_MAP_TABLES, t->size, vip_id,
+				XLB_TABLE_BYTES(t->size), t->size, TABLE_FLAGS);
 	if (ret)
 		return xlb_errf(err, -ret, "cannot publish the table of VIP %u: %s",
 				vip_id, strerror(-ret));
@@ -181,6 +253,34 @@ int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 	return 0;
 }
 
+int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
+			    const struct xlb_table *t, __u32 *map_id,
+			    struct xlb_err *err)
+{
+	__u32 c;
+	int ret;
+
+	ret = dp_vip_id_check(vip_id, err);
+	if (ret)
+		return ret;
+	c = t->slots ? xlb_table_class(t->size) : XLB_TABLE_CLASS_NONE;
+	if (c == XLB_TABLE_CLASS_NONE)
+		return xlb_errf(err, EINVAL,
+				"table for VIP %u has size %u: not one of the allowed primes %u..%u",
+				vip_id, t->size, xlb_table_sizes[0],
+				XLB_TABLE_SIZE_MAX);
+	pthread_mutex_lock(&vip_lock[vip_id]);
+	ret = dp_members_sync(dp, vip_id, t, 0, err);
+	if (!ret)
+		ret = table_rewrite(dp, c, vip_id, t, map_id, err);
+	if (ret > 0)
+		ret = table_swap(dp, c, vip_id, t, map_id, err);
+	if (!ret)
+		ret = dp_members_sync(dp, vip_id, t, 1, err);
+	pthread_mutex_unlock(&vip_lock[vip_id]);
+	return ret;
+}
+
 int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
 {
 	int ret = dp_vip_id_check(vip_id, NULL);
@@ -191,7 +291,9 @@ int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
 	c = dp->vip_class[vip_id];
 	if (c == XLB_TABLE_CLASS_NONE)
 		return -ENOENT;
+	pthread_mutex_lock(&vip_lock[vip_id]);
 	ret = bpf_map_delete_elem(dp->tables[c - 1], &vip_id);
+	pthread_mutex_unlock(&vip_lock[vip_id]);
 	xlb_dp_changed(dp);
 	return ret;
 }
@@ -214,44 +316,38 @@ static int table_open(const struct xlb_dp *dp, __u32 vip_id)
 	return fd;
 }
 
-static int table_read_mmap(int fd, __u32 m, struct xlb_slot *slots)
+/*
+ * The table's words (header, then slots) into w, as they were while no
+ * rewrite was under way (its header flag clear before and after the
+ * copy); -EBUSY if every try overlapped one.
+ */
+static int table_read_words(int fd, const struct bpf_map_info *info,
+			    __u32 *w)
 {
-	size_t len = array_bytes(m + 1);
-	const char *p;
-	__u32 i;
+	size_t len = table_map_len(info->value_size / 4 - 1);
+	__u32 key = 0, hdr;
+	int i, ret = -EBUSY;
+	void *p;
 
+	if (!(info->map_flags & BPF_F_MMAPABLE)) {
+		ret = bpf_map_lookup_elem(fd, &key, w);
+		return ret || !(w[0] & XLB_TABLE_HDR_WRITING) ? ret : -EBUSY;
+	}
 	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	for (i = 0; i < m; i++)
-		slots[i] = *(const struct xlb_slot *)(p + (size_t)(i + 1) *
-						      ARRAY_STRIDE);
-	munmap((void *)p, len);
-	return 0;
-}
-
-static int table_read_batch(int fd, __u32 m, struct xlb_slot *slots)
-{
-	__u32 in_batch = 0, out_batch, count, done = 0;
-	__u32 *keys;
-	int ret = 0;
-
-	keys = malloc((size_t)m * sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
-	/* in_batch is the key before the first one read: entry 0, the header */
-	while (done < m) {
-		count = m - done;
-		ret = bpf_map_lookup_batch(fd, &in_batch, &out_batch, keys,
-					   slots + done, &count, NULL);
-		done += count;
-		if (ret)
-			break;
-		in_batch = out_batch;
+	for (i = 0; i < READ_TRIES && ret; i++) {
+		if (i)
+			usleep(READ_PAUSE_US);
+		hdr = __atomic_load_n((__u32 *)p, __ATOMIC_ACQUIRE);
+		if (hdr & XLB_TABLE_HDR_WRITING)
+			continue;
+		memcpy(w, p, info->value_size);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n((__u32 *)p, __ATOMIC_RELAXED) == hdr)
+			ret = 0;
 	}
-	free(keys);
-	if (ret == -ENOENT || !ret)
-		return done == m ? 0 : -EIO;
+	munmap(p, len);
 	return ret;
 }
 
@@ -260,53 +356,62 @@ static int table_read_fd(int fd, __u32 vip_id, struct xlb_table *out,
 			 struct xlb_err *err)
 {
 	struct bpf_map_info info;
-	__u32 len = sizeof(info), key = 0, m;
-	struct xlb_slot hdr, *slots = NULL;
+	__u32 len = sizeof(info), m, *w = NULL;
 	int ret;
 
 	memset(&info, 0, sizeof(info));
 	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
-	if (!ret)
-		ret = bpf_map_lookup_elem(fd, &key, &hdr);
 	if (ret) {
 		ret = xlb_errf(err, -ret, "cannot read the table of VIP %u: %s",
 			       vip_id, strerror(-ret));
 		goto out;
 	}
-	m = xlb_table_hdr_size(&hdr);
-	if (info.value_size != sizeof(struct xlb_slot) ||
-	    info.max_entries != m + 1 || !m) {
-		ret = xlb_errf(err, EIO,
-			       "table of VIP %u is inconsistent: its header says %u slots, the map has %u entries of %u bytes",
-			       vip_id, m, info.max_entries, info.value_size);
-		goto out;
-	}
-	slots = malloc((size_t)m * sizeof(*slots));
-	if (!slots) {
-		ret = xlb_errf(err, ENOMEM, "no memory for a table of %u slots",
-			       m);
-		goto out;
-	}
-	ret = -EINVAL;
-	if (info.map_flags & BPF_F_MMAPABLE)
-		ret = table_read_mmap(fd, m, slots);
-	if (ret)
-		ret = table_read_batch(fd, m, slots);
-	if (ret) {
-		free(slots);
-		ret = xlb_errf(err, -ret, "cannot read the %u slots of VIP %u: %s",
-			       m, vip_id, strerror(-ret));
-		goto out;
-	}
 	if (strcmp(info.name, XLB_TABLE_MAP_NAME)) {
-		free(slots);
 		ret = xlb_errf(err, EIO, "map %u is not an xlb table (%s)",
 			       info.id, info.name);
 		goto out;
 	}
+	m = info.value_size / 4 - 1;
+	if (info.max_entries != 1 || info.value_size % 4 || !m ||
+	    m > XLB_TABLE_SIZE_MAX) {
+		ret = xlb_errf(err, EIO,
+			       "table of VIP %u is inconsistent: the map has %u entries of %u bytes, a table is one value of 4 * (M + 1) bytes",
+			       vip_id, info.max_entries, info.value_size);
+		goto out;
+	}
+	w = malloc(info.value_size);
+	if (!w) {
+		ret = xlb_errf(err, ENOMEM, "no memory for a table of %u slots",
+			       m);
+		goto out;
+	}
+	ret = table_read_words(fd, &info, w);
+	if (ret == -EBUSY) {
+		ret = xlb_errf(err, EBUSY,
+			       "table of VIP %u is being rewritten, or a writer stopped halfway through: publish it again",
+			       vip_id);
+		goto out;
+	}
+	if (ret) {
+		ret = xlb_errf(err, -ret, "cannot read the %u slots of VIP %u: %s",
+			       m, vip_id, strerror(-ret));
+		goto out;
+	}
+	if (xlb_table_hdr_size(w[0]) != m) {
+		ret = xlb_errf(err, EIO,
+			       "table of VIP %u is inconsistent: its header says %u slots, the map holds %u",
+			       vip_id, xlb_table_hdr_size(w[0]), m);
+		goto out;
+	}
+	/* the slots, moved to the front: they are what the caller frees */
+	memmove(w, w + 1, (size_t)m * sizeof(*w));
 	out->size = m;
-	out->slots = slots;
+	out->slots = (struct xlb_slot *)w;
+	out->members = NULL;	/* the data path keeps them apart */
+	out->n_members = 0;
+	w = NULL;
 out:
+	free(w);
 	close(fd);
 	return ret;
 }

@@ -270,6 +270,7 @@ int xlb_table_build(struct xlb_table *t, const struct xlb_table_params *p,
 {
 	const struct xlb_backend_spec **sorted = NULL;
 	struct xlb_build_ctx c = { .p = p };
+	struct xlb_table_member *members;
 	struct xlb_slot *slots = NULL;
 	size_t i, nu = 0;
 	int ret;
@@ -310,8 +311,22 @@ int xlb_table_build(struct xlb_table *t, const struct xlb_table_params *p,
 	last_scratch = (n ? n : 1) * sizeof(*sorted) +
 		       (XLB_BACKEND_ID_MAX + 8) / 8 + c.scratch_bytes;
 	free(sorted);
+	members = calloc(n ? n : 1, sizeof(*members));
+	if (!members) {
+		ret = xlb_errf(err, ENOMEM, "out of memory for %zu members", n);
+		free(slots);
+		return ret;
+	}
+	for (i = 0; i < n; i++) {	/* in the caller's order */
+		members[i].id = b[i].id;
+		members[i].state = usable(&b[i]) ? XLB_MEMBER_ACTIVE :
+				   b[i].state == XLB_BACKEND_DOWN ?
+				   XLB_MEMBER_DOWN : XLB_MEMBER_DRAIN;
+	}
 	t->size = p->size;
 	t->slots = slots;
+	t->members = members;
+	t->n_members = (uint32_t)n;
 	return 0;
 fail:
 	free(sorted);
@@ -322,8 +337,25 @@ fail:
 void xlb_table_free(struct xlb_table *t)
 {
 	free(t->slots);
+	free(t->members);
 	t->slots = NULL;
+	t->members = NULL;
+	t->n_members = 0;
 	t->size = 0;
+}
+
+int xlb_table_members_equal(const struct xlb_table *a,
+			    const struct xlb_table *b)
+{
+	uint32_t i;
+
+	if (!a->members || !b->members || a->n_members != b->n_members)
+		return 0;
+	for (i = 0; i < a->n_members; i++)
+		if (a->members[i].id != b->members[i].id ||
+		    a->members[i].state != b->members[i].state)
+			return 0;
+	return 1;
 }
 
 static uint64_t rotl64(uint64_t x, int b)

@@ -17,6 +17,7 @@
 
 #include "flow_hash.h"
 #include "table.h"
+#include "structs.h"
 #include "error.h"
 
 /* A name is 1..XLB_NAME_MAX bytes (no NUL counted). */
@@ -53,10 +54,32 @@ struct xlb_table_params {
 	struct xlb_hash_key key;
 };
 
+/*
+ * A backend as a member of the table's VIP, as the data path keeps it
+ * (bpf/structs.h, "Members"): state is XLB_MEMBER_ACTIVE (usable, with
+ * weight), XLB_MEMBER_DRAIN (draining, or weight 0) or XLB_MEMBER_DOWN.
+ */
+struct xlb_table_member {
+	uint16_t id;
+	uint8_t state;
+};
+
 struct xlb_table {
 	uint32_t size;
 	struct xlb_slot *slots;
+	/*
+	 * Every backend the table was built from, with its member state
+	 * (xlb_table_build fills it; NULL in a table read back or made by
+	 * hand).  Publishing a table with members makes them the VIP's
+	 * members exactly; without, the ids its slots name become members.
+	 */
+	struct xlb_table_member *members;
+	uint32_t n_members;
 };
+
+/* Same member ids and states, in the same order (NULL lists: false). */
+int xlb_table_members_equal(const struct xlb_table *a,
+			    const struct xlb_table *b);
 
 /* True when m is one of the allowed table sizes. */
 int xlb_table_size_valid(uint32_t m);

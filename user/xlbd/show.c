@@ -622,8 +622,15 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 		valid = !xlb_dp_backend_get(&d->dp, ct.backend, &be) &&
 			(be.flags & XLB_BE_F_VALID) && be.epoch == ct.epoch &&
 			(f.proto != IPPROTO_UDP || !aged ||
-			 age <= (__u64)d->state.global.udp_idle_s * hz);
+			 age <= (__u64)d->state.global.udp_idle_s * hz) &&
+			xlb_dp_member_keeps(&d->dp, ct.vip, ct.backend);
 		jadd(c, "backend", be_json(d, (size_t)vi, ct.backend));
+		{	/* what keeps it: its backend a usable member of its VIP */
+			__u8 st = XLB_MEMBER_FREE;
+
+			xlb_dp_member_get(&d->dp, ct.vip, ct.backend, &st, NULL);
+			jadd(c, "member", jstr(xlb_member_state_name(st)));
+		}
 		if (aged)	/* else the clock is unreadable: no age */
 			jadd(c, "age_ms", jint(xlb_ticks_ms(age, hz)));
 		jadd(c, "valid", jbool(valid));
@@ -639,8 +646,14 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 		jadd(r, "reason", jstr(tbl->size ?
 			"the VIP's table is empty: no usable backend" :
 			"the VIP has no table yet"));
+	} else if ((target = xlb_dp_member_pick(&d->dp, d->rt_vips[vi].id,
+						pick.primary, pick.secondary)) < 0) {
+		jadd(r, "verdict", jstr("drop"));
+		jadd(r, "reason", jstr("the slot's primary and secondary take no new flows (down, draining or removed)"));
+	} else if (target != pick.primary) {
+		jadd(r, "verdict", jstr("forward"));
+		jadd(r, "reason", jstr("the slot's primary takes no new flows (down or draining): its secondary, until the rebuilt table"));
 	} else {
-		target = pick.primary;
 		jadd(r, "verdict", jstr("forward"));
 		jadd(r, "reason", jstr(v->stateless ?
 			"stateless VIP: every packet takes the table's primary" :

@@ -298,6 +298,18 @@ static void table_build(struct table_job *j)
 		if (!j->ret)
 			memcpy(j->t.slots, j->twin->t.slots,
 			       j->t.size * sizeof(*j->t.slots));
+		if (!j->ret && j->twin->t.members) {
+			size_t mb = j->twin->t.n_members *
+				    sizeof(*j->t.members);
+
+			j->t.members = malloc(mb ? mb : 1);
+			if (!j->t.members)
+				j->ret = xlb_errf(&j->err, ENOMEM,
+						  "out of memory");
+			else
+				memcpy(j->t.members, j->twin->t.members, mb);
+			j->t.n_members = j->twin->t.n_members;
+		}
 	} else {
 		j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n,
 					 &j->err);
@@ -314,7 +326,8 @@ static void table_publish(struct xlb_dp *dp, struct table_job *j)
 		return;
 	same_size = j->old && j->t.size == j->old->size;
 	if (!same_size || memcmp(j->t.slots, j->old->slots,
-				 j->t.size * sizeof(*j->t.slots))) {
+				 j->t.size * sizeof(*j->t.slots)) ||
+	    !xlb_table_members_equal(&j->t, j->old)) {
 		j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t,
 						 &j->map_id, &j->err);
 		j->live_at = xlbd_now();

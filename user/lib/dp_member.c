@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libxlb: members, each (VIP, backend)'s state as the data path reads it
+ * (bpf/structs.h, "Members"; datapath.h).
+ *
+ * Records are written through the mapping of xlb_members, each as one
+ * 8-byte store: a reader sees a record whole, old or new.  A record keeps
+ * its place while it is there; a member that leaves becomes a GONE
+ * tombstone, whose place a later member may take.  Writers: one process
+ * (xlbd), its threads serialised here.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "dp_internal.h"
+
+static pthread_mutex_t member_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static __u64 rec_word(__u16 vip, __u16 backend, __u8 state)
+{
+	return (__u64)xlb_member_key(vip, backend) | (__u64)state << 32;
+}
+
+static __u8 rec_state(__u64 r)
+{
+	return (__u8)(r >> 32);
+}
+
+static volatile __u64 *rec_at(const struct xlb_dp *dp, __u32 place)
+{
+	return (volatile __u64 *)&dp->member_map[place / XLB_MEMBER_WAYS]
+		.m[place % XLB_MEMBER_WAYS];
+}
+
+/*
+ * The place of (vip, backend): its record's (*found true), else the first
+ * FREE or GONE way of its probe sequence; -ENOSPC when there is neither.
+ */
+static int member_place(const struct xlb_dp *dp, __u16 vip, __u16 backend,
+			__u32 *place, bool *found)
+{
+	__u32 key = xlb_member_key(vip, backend);
+	__u32 b = xlb_member_bucket(vip, backend), i, w, p;
+	bool have_free = false;
+	__u64 r;
+
+	*found = false;
+	for (i = 0; i < XLB_MEMBER_PROBES; i++) {
+		for (w = 0; w < XLB_MEMBER_WAYS; w++) {
+			p = ((b + i) & (XLB_MEMBER_BUCKETS - 1)) *
+			    XLB_MEMBER_WAYS + w;
+			r = __atomic_load_n(rec_at(dp, p), __ATOMIC_RELAXED);
+			if ((__u32)r == key && rec_state(r) != XLB_MEMBER_FREE) {
+				*place = p;
+				*found = true;
+				return 0;
+			}
+			if (!have_free && (rec_state(r) == XLB_MEMBER_FREE ||
+					   rec_state(r) == XLB_MEMBER_GONE)) {
+				*place = p;
+				have_free = true;
+			}
+			if (rec_state(r) == XLB_MEMBER_FREE)
+				return 0;	/* nothing after a free way */
+		}
+	}
+	return have_free ? 0 : -ENOSPC;
+}
+
+static const char *state_name(__u8 s)
+{
+	switch (s) {
+	case XLB_MEMBER_ACTIVE:	return "active";
+	case XLB_MEMBER_DRAIN:	return "drain";
+	case XLB_MEMBER_DOWN:	return "down";
+	case XLB_MEMBER_GONE:	return "gone";
+	}
+	return "free";
+}
+
+const char *xlb_member_state_name(__u8 state)
+{
+	return state_name(state);
+}
+
+/* member_lock held */
+static int member_write(const struct xlb_dp *dp, __u16 vip, __u16 backend,
+			__u8 state, struct xlb_err *err)
+{
+	__u32 place;
+	bool found;
+	int ret;
+
+	ret = member_place(dp, vip, backend, &place, &found);
+	if (ret == -ENOSPC && state == XLB_MEMBER_GONE)
+		return 0;	/* no record: gone already */
+	if (ret)
+		return xlb_errf(err, ENOSPC,
+				"no room for backend %u as a member of VIP %u: its %u buckets of %u are full (%u members at most, fewer when they crowd)",
+				backend, vip, XLB_MEMBER_PROBES,
+				XLB_MEMBER_WAYS, XLB_MEMBER_SLOTS);
+	if (!found && state == XLB_MEMBER_GONE)
+		return 0;
+	if (found && rec_state(*rec_at(dp, place)) == state)
+		return 0;
+	__atomic_store_n(rec_at(dp, place), rec_word(vip, backend, state),
+			 __ATOMIC_RELEASE);
+	return 1;
+}
+
+static int member_args(const struct xlb_dp *dp, __u32 vip, __u16 backend,
+		       struct xlb_err *err)
+{
+	int ret = dp_vip_id_check(vip, err);
+
+	if (!ret)
+		ret = dp_backend_id_check(backend, err);
+	if (!ret && !dp->member_map)
+		ret = xlb_errf(err, EINVAL, "the data path has no %s map",
+			       XLB_MAP_MEMBERS);
+	return ret;
+}
+
+int xlb_dp_member_set(const struct xlb_dp *dp, __u32 vip, __u16 backend,
+		      __u8 state, struct xlb_err *err)
+{
+	int ret = member_args(dp, vip, backend, err);
+
+	if (ret)
+		return ret;
+	if (state < XLB_MEMBER_ACTIVE || state > XLB_MEMBER_GONE)
+		return xlb_errf(err, EINVAL,
+				"member state %u is unknown: 1 active, 2 drain, 3 down, 4 gone",
+				state);
+	pthread_mutex_lock(&member_lock);
+	ret = member_write(dp, (__u16)vip, backend, state, err);
+	pthread_mutex_unlock(&member_lock);
+	if (ret > 0)
+		xlb_dp_changed(dp);
+	return ret < 0 ? ret : 0;
+}
+
+int xlb_dp_member_get(const struct xlb_dp *dp, __u32 vip, __u16 backend,
+		      __u8 *state, __u32 *place)
+{
+	__u32 p;
+	bool found;
+	int ret = member_args(dp, vip, backend, NULL);
+
+	if (ret)
+		return ret;
+	if (member_place(dp, (__u16)vip, backend, &p, &found) || !found)
+		return -ENOENT;
+	*state = rec_state(__atomic_load_n(rec_at(dp, p), __ATOMIC_ACQUIRE));
+	if (place)
+		*place = p;
+	return 0;
+}
+
+/* Is id one of the table's members, or named by its slots? */
+static bool table_has(const struct xlb_table *t, const __u8 *named, __u16 id)
+{
+	__u32 i;
+
+	if (!t->members)
+		return named[id / 8] & (1u << id % 8);
+	for (i = 0; i < t->n_members; i++)
+		if (t->members[i].id == id)
+			return true;
+	return false;
+}
+
+/*
+ * Members of VIP vip from table t, before (phase 0) and after (phase 1)
+ * its slots are written: first those that take flows now, so that no
+ * slot names a backend that is not yet a member; then those that stop,
+ * so that flows leave them only once the slots point elsewhere.  With a
+ * member list, it is the VIP's membership exactly (everything else of
+ * the VIP GONE); without, the ids the slots name become ACTIVE members
+ * unless they are members already.
+ */
+int dp_members_sync(const struct xlb_dp *dp, __u32 vip,
+		    const struct xlb_table *t, int phase,
+		    struct xlb_err *err)
+{
+	static __u8 named[(XLB_BACKEND_ID_MAX + 8) / 8];
+	int ret = 0, changed = 0, r;
+	__u32 i, p;
+
+	if (!dp->member_map)
+		return 0;
+	pthread_mutex_lock(&member_lock);
+	if (!t->members) {
+		memset(named, 0, sizeof(named));
+		for (i = 0; i < t->size; i++) {
+			__u16 a = t->slots[i].primary, b = t->slots[i].secondary;
+
+			if (a <= XLB_BACKEND_ID_MAX)
+				named[a / 8] |= 1u << a % 8;
+			if (b <= XLB_BACKEND_ID_MAX)
+				named[b / 8] |= 1u << b % 8;
+		}
+	}
+	if (phase == 0 && !t->members) {
+		for (i = 0; i <= XLB_BACKEND_ID_MAX && !ret; i++) {
+			__u8 st;
+			bool found;
+
+			if (!(named[i / 8] & (1u << i % 8)))
+				continue;
+			if (!member_place(dp, (__u16)vip, (__u16)i, &p, &found) &&
+			    found) {
+				st = rec_state(*rec_at(dp, p));
+				if (st != XLB_MEMBER_GONE)
+					continue;
+			}
+			r = member_write(dp, (__u16)vip, (__u16)i,
+					 XLB_MEMBER_ACTIVE, err);
+			ret = r < 0 ? r : 0;
+			changed |= r > 0;
+		}
+	} else if (t->members) {
+		for (i = 0; i < t->n_members && !ret; i++) {
+			__u8 st = t->members[i].state;
+			bool takes = st == XLB_MEMBER_ACTIVE;
+
+			if (takes != (phase == 0))
+				continue;
+			r = member_write(dp, (__u16)vip, t->members[i].id, st,
+					 err);
+			ret = r < 0 ? r : 0;
+			changed |= r > 0;
+		}
+	}
+	/* after the slots: the VIP's members the table does not list leave */
+	for (p = 0; phase == 1 && t->members && !ret && p < XLB_MEMBER_SLOTS;
+	     p++) {
+		__u64 rr = *rec_at(dp, p);
+		__u16 id = (__u16)((__u32)rr >> 16);
+
+		if ((__u16)rr != vip || rec_state(rr) == XLB_MEMBER_FREE ||
+		    rec_state(rr) == XLB_MEMBER_GONE || table_has(t, named, id))
+			continue;
+		__atomic_store_n(rec_at(dp, p),
+				 rec_word((__u16)vip, id, XLB_MEMBER_GONE),
+				 __ATOMIC_RELEASE);
+		changed = 1;
+	}
+	pthread_mutex_unlock(&member_lock);
+	if (changed)
+		xlb_dp_changed(dp);
+	return ret;
+}
+
+int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
+		       __u16 secondary)
+{
+	__u8 st;
+
+	if (primary > XLB_BACKEND_ID_MAX)
+		return -ENOENT;
+	if (!xlb_dp_member_get(dp, vip, primary, &st, NULL) &&
+	    st == XLB_MEMBER_ACTIVE)
+		return primary;
+	if (secondary <= XLB_BACKEND_ID_MAX &&
+	    !xlb_dp_member_get(dp, vip, secondary, &st, NULL) &&
+	    st == XLB_MEMBER_ACTIVE)
+		return secondary;
+	return -ENOENT;
+}
+
+bool xlb_dp_member_keeps(const struct xlb_dp *dp, __u32 vip, __u16 backend)
+{
+	__u8 st;
+
+	return !xlb_dp_member_get(dp, vip, backend, &st, NULL) &&
+	       (st == XLB_MEMBER_ACTIVE || st == XLB_MEMBER_DRAIN);
+}
