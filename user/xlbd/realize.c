@@ -369,9 +369,12 @@ static int commit_backends(struct xlbd *d, struct commit *c,
 			c->nb[i] = d->rt_bes[o];
 		} else {
 			char k[XLBD_PREV_KEY_MAX];
-			const struct xlbd_prev *p;
+			const struct xlbd_prev *p = NULL;
 
-			p = xlbd_prev_find(d, xlbd_backend_key(b, k, sizeof(k)));
+			/* only backends of known health have a record */
+			if (d->n_prev_backends)
+				p = xlbd_prev_find(d, xlbd_backend_key(b, k,
+								       sizeof(k)));
 			c->nb[i].health = p ? p->health : XLB_HC_UNKNOWN;
 		}
 		c->nb[i].id = (uint16_t)id;

@@ -336,8 +336,9 @@ void xlbd_runtime_load(struct xlbd *d)
 			if (!json_object_object_get_ex(o, "backend", &k) ||
 			    !json_object_object_get_ex(o, "health", &v))
 				continue;
-			prev_add(d, json_object_get_string(k), 0, 0,
-				 json_object_get_int(v));
+			if (prev_add(d, json_object_get_string(k), 0, 0,
+				     json_object_get_int(v)))
+				d->n_prev_backends++;
 		}
 	}
 	json_object_put(root);

@@ -217,6 +217,7 @@ struct xlbd {
 	size_t n_adopted_vips, cap_adopted_vips;
 	struct xlbd_prev *prev;		/* sorted by key */
 	size_t n_prev, cap_prev;
+	size_t n_prev_backends;		/* of them backends' records */
 	bool state_loaded;		/* started from state.conf */
 	bool ready;			/* started: maps and state usable */
 	struct xlb_hc *hc;
