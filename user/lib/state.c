@@ -799,16 +799,30 @@ static int backend_add(struct xlb_state *s, const struct xlb_op *op,
 	char vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX];
 	const struct xlb_vip_conf *v = backend_vip(s, op, where, err);
 	struct xlb_backend_conf b;
+	size_t lo, hi, i, j, end;
+	struct members m;
 	void *p;
 	int ret;
 
 	if (!v)
 		return -ENOENT;
-	if (backend_index(s, &o->vip, o->family, o->addr) >= 0)
-		return xlb_errf(err, EEXIST,
-				"backend %s of VIP %s already exists; change it with \"backend set\"",
-				xlb_addr_str(o->family, o->addr, as),
-				xlb_vip_str(&o->vip, vs));
+	/*
+	 * The VIP's backends are found once: a file of 100000 backends is
+	 * that many adds, and each would otherwise search the whole array
+	 * six times.
+	 */
+	backend_range(s, &o->vip, &lo, &hi);
+	for (i = lo; i < hi; i++) {
+		const __be32 *a = s->backends[i].addr;
+
+		if (a[0] == o->addr[0] && a[1] == o->addr[1] &&
+		    a[2] == o->addr[2] && a[3] == o->addr[3] &&
+		    s->backends[i].family == o->family)
+			return xlb_errf(err, EEXIST,
+					"backend %s of VIP %s already exists; change it with \"backend set\"",
+					xlb_addr_str(o->family, o->addr, as),
+					xlb_vip_str(&o->vip, vs));
+	}
 	if (s->n_backends >= XLB_MEMBERS_MAX)
 		return xlb_errf(err, ENOSPC,
 				"backend %s of VIP %s cannot be added: there are %d backends in all, the limit",
@@ -816,11 +830,37 @@ static int backend_add(struct xlb_state *s, const struct xlb_op *op,
 				xlb_vip_str(&o->vip, vs), XLB_MEMBERS_MAX);
 	xlb_backend_conf_init(&b, &o->vip, o->family, o->addr);
 	backend_merge(&b, op);
-	ret = check_backend(s, v, &b, -1, where, err);
+	ret = check_backend_health(&b, where, err);
 	if (ret)
 		return ret;
-	p = arr_insert(s->backends, &s->n_backends, sizeof(b),
-		       backend_lower(s, &b.vip, b.name), &b);
+	/* where it goes by name within the VIP, and a name taken there */
+	for (i = lo, end = hi; i < end;) {
+		size_t mid = i + (end - i) / 2;
+
+		if (strcmp(s->backends[mid].name, b.name) < 0)
+			i = mid + 1;
+		else
+			end = mid;
+	}
+	if (i < hi && !strcmp(s->backends[i].name, b.name)) {
+		*where = XLB_OPT_NAME;
+		return xlb_errf(err, EEXIST,
+				"backend name \"%s\" is already used by %s in VIP %s; names are unique within a VIP",
+				b.name,
+				xlb_addr_str(s->backends[i].family,
+					     s->backends[i].addr, as),
+				xlb_vip_str(&b.vip, vs));
+	}
+	memset(&m, 0, sizeof(m));
+	m.n = hi - lo;
+	for (j = lo; v->algo == XLB_ALGO_RING && j < hi; j++)
+		if (s->backends[j].admin == XLB_ADMIN_ACTIVE)
+			m.weight += s->backends[j].weight;
+	members_add(&m, &b);
+	ret = check_capacity(v, &m, where, err);
+	if (ret)
+		return ret;
+	p = arr_insert(s->backends, &s->n_backends, sizeof(b), i, &b);
 	if (!p)
 		return oom(err);
 	s->backends = p;
