@@ -74,7 +74,7 @@ int bench_memory(const struct opts *o)
 	struct pkt_bench b = {};
 	struct xlb_err err = { "" };
 	struct map_mem ct, vips, outer, vstats, be, bstats, tab;
-	int fds[13], ncpu = libbpf_num_possible_cpus(), ret = 1;
+	int fds[14], ncpu = libbpf_num_possible_cpus(), ret = 1;
 	double vip_fixed, vip_payload, table_default = 0;
 	long long total = 0;
 	long before, after;
@@ -208,7 +208,8 @@ int bench_memory(const struct opts *o)
 				  -1 : bpf_map_get_fd_by_id(id);
 	}
 	fds[12] = b.dp.abi;
-	for (i = 0; i < 13; i++) {
+	fds[13] = b.dp.members;
+	for (i = 0; i < 14; i++) {
 		long long m = fds[i] >= 0 ? map_memlock(fds[i]) : 0;
 
 		total += m > 0 ? m : 0;
@@ -222,7 +223,7 @@ int bench_memory(const struct opts *o)
 		close(fds[11]);
 	MEM_FIG("memory.datapath_maps", (double)total, 0, NULL);
 	PARAM(&f, "\"maps\":%d,\"note\":\"every map of the data path and the VIP index, without the per-VIP tables\"",
-	      11 + XLB_TABLE_CLASSES);
+	      12 + XLB_TABLE_CLASSES);
 	fig_emit(o, &f);
 #undef MEM_FIG
 	ret = 0;
