@@ -11,6 +11,7 @@
  *                    detaching (libxdp), tables, routes and neighbours;
  *                    CAP_BPF is only permitted, for the table workers
  *   table workers    keep CAP_BPF: they create and fill table maps
+ *   the state saver  keeps none, as root: it writes the saved state
  *   the others       (metrics server, health checks, connection count,
  *                    etcd) keep no capability and run as the user
  *                    nobody, with no groups
@@ -159,6 +160,21 @@ void xlbd_privs_none(const char *name)
 		 */
 		log_err("thread %s cannot give up its privileges (%s): stopping",
 			name, strerror(-ret));
+		_exit(1);
+	}
+}
+
+void xlbd_privs_saver(void)
+{
+	int ret;
+
+	prctl(PR_SET_NAME, "xlbd-save", 0, 0, 0);
+	ret = no_gain();
+	if (!ret)
+		ret = caps_set(NULL, 0, NULL, 0);
+	if (ret) {
+		log_err("the state saver cannot give up its capabilities (%s): stopping",
+			strerror(-ret));
 		_exit(1);
 	}
 }

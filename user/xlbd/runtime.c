@@ -81,6 +81,7 @@ static void *save_thread(void *arg)
 {
 	struct xlbd *d = arg;
 
+	xlbd_privs_saver();	/* a file of root's: no capability needed */
 	d->saver.ret = write_atomic(d->state_file, d->saver.text,
 				    strlen(d->saver.text), true);
 	return NULL;

@@ -497,6 +497,8 @@ void xlbd_metrics_stop(struct xlbd *d);
 int xlbd_privs_init(struct xlb_err *err);
 /* The calling thread, named name: no capability, user nobody, no groups. */
 void xlbd_privs_none(const char *name);
+/* The calling state saver: no capability, still root (the file's owner). */
+void xlbd_privs_saver(void);
 /* The calling table worker: CAP_BPF alone. */
 void xlbd_privs_worker(void);
 /* The main thread, once every unprivileged thread runs: XLBD_PRIVS_MAIN. */
