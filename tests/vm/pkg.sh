@@ -75,6 +75,11 @@ guest() {
 
 	# --- the unit, started at boot and by hand ---------------------------
 	check "xlbd.service is enabled" systemctl is-enabled xlbd.service
+	# enabled; with no saved setup its condition keeps it from running
+	check "xlb-backend.service is enabled, not started without a setup" sh -c '
+		systemctl is-enabled xlb-backend.service && ! test -e /etc/xlb/backend.conf &&
+		systemctl show -P ConditionResult xlb-backend.service | grep -qx no'
+	check "xlb-backend runs" xlb-backend --help
 	poll xlbctl status
 	check "systemd started xlbd.service at boot" systemctl is-active xlbd.service
 	check "systemctl stop xlbd" systemctl stop xlbd.service
@@ -170,8 +175,8 @@ guest() {
 
 	# --- purge ---------------------------------------------------------------
 	t0=$(date +%s)
-	check "apt-get purge of xlb and xlb-redirect-dkms" \
-		apt-get purge -y xlb xlb-redirect-dkms
+	check "apt-get purge of xlb, xlb-backend and xlb-redirect-dkms" \
+		apt-get purge -y xlb xlb-backend xlb-redirect-dkms
 	echo "# the purge took $(($(date +%s) - t0)) s"
 	check "no xlbd runs" sh -c '! pidof xlbd'
 	# libxdp keeps its directory /sys/fs/bpf/xdp (empty once nothing is
@@ -183,7 +188,8 @@ guest() {
 		left=$(ip -4 route show table all proto 250; ip -6 route show table all proto 250)
 		test -z "$left" || { echo "$left"; exit 1; }'
 	check "eth0 has no XDP program" sh -c '! ip link show eth0 | grep xdp'
-	check "systemd has no xlbd.service" sh -c '! systemctl cat xlbd.service'
+	check "systemd has no xlbd.service, no xlb-backend.service" sh -c '
+		! systemctl cat xlbd.service && ! systemctl cat xlb-backend.service'
 	check "no state, runtime, DKMS or module files" sh -c "
 		left=\$(ls -d /var/lib/xlb /run/xlb /etc/xlb /var/lib/dkms/xlb_redirect \
 			/usr/src/xlb_redirect-* 2>/dev/null
@@ -218,9 +224,10 @@ deb_dir="$O/deb"
 shopt -s nullglob
 xlb=("$deb_dir"/xlb_*_amd64.deb)
 dkms=("$deb_dir"/xlb-redirect-dkms_*_all.deb)
+backend=("$deb_dir"/xlb-backend_*_amd64.deb)
 shopt -u nullglob
-if [[ ${#xlb[@]} -ne 1 || ${#dkms[@]} -ne 1 ]]; then
-	tap_not_ok "one xlb and one xlb-redirect-dkms package in $deb_dir (make deb)"
+if [[ ${#xlb[@]} -ne 1 || ${#dkms[@]} -ne 1 || ${#backend[@]} -ne 1 ]]; then
+	tap_not_ok "one xlb, xlb-backend and xlb-redirect-dkms package each in $deb_dir (make deb)"
 	tap_done
 	exit 1
 fi
@@ -258,7 +265,8 @@ else
 fi
 
 # the root, with what the packages depend on (the guest has no network)
-mapfile -t deps < <(dpkg-deb -f "${xlb[0]}" Depends; dpkg-deb -f "${dkms[0]}" Depends)
+mapfile -t deps < <(for d in "${xlb[0]}" "${dkms[0]}" "${backend[0]}"; do
+	dpkg-deb -f "$d" Depends; done)
 mapfile -t deps < <(printf '%s\n' "${deps[@]}" | tr ',' '\n' |
 	sed 's/^ *//; s/[ (|:].*//' | grep -v '^$' | sort -u)
 t0=$(date +%s)
@@ -286,9 +294,9 @@ harness="^($harness)\$"
 log="$O/vm/pkg-$series.log"
 install_log="$PWD/$O/vm/pkg-$series-install.log"
 [[ "$O" != /* ]] || install_log="$O/vm/pkg-$series-install.log"
-xlb_name=${xlb[0]##*/} dkms_name=${dkms[0]##*/}
-cp "${xlb[0]}" "${dkms[0]}" "$inst/debs/"
-export root inst series TIMEOUT harness up install_log xlb_name dkms_name
+xlb_name=${xlb[0]##*/} dkms_name=${dkms[0]##*/} backend_name=${backend[0]##*/}
+cp "${xlb[0]}" "${dkms[0]}" "${backend[0]}" "$inst/debs/"
+export root inst series TIMEOUT harness up install_log xlb_name dkms_name backend_name
 unshare --mount --propagation private -- bash -c '
 	. tests/vm/lib/debroot.sh
 	mount -t overlay overlay \
@@ -297,13 +305,15 @@ unshare --mount --propagation private -- bash -c '
 	(cd "$inst/merged" && find . -xdev -path ./proc -prune -o -print |
 		sed "s|^\.||; s|^$|/|" | sort) >"$inst/before"
 	mkdir -p "$inst/merged/tmp/debs"
-	cp "$inst/debs/$xlb_name" "$inst/debs/$dkms_name" "$inst/merged/tmp/debs/"
+	cp "$inst/debs/$xlb_name" "$inst/debs/$dkms_name" "$inst/debs/$backend_name" \
+		"$inst/merged/tmp/debs/"
 	t0=$(date +%s)
 	if debroot_chroot "$inst/merged" apt-get install -y --no-install-recommends \
-		"/tmp/debs/$xlb_name" "/tmp/debs/$dkms_name" >"$install_log" 2>&1; then
-		echo "@ok apt-get install of xlb and xlb-redirect-dkms into the root ($(($(date +%s) - t0)) s, the DKMS build included)"
+		"/tmp/debs/$xlb_name" "/tmp/debs/$dkms_name" "/tmp/debs/$backend_name" \
+		>"$install_log" 2>&1; then
+		echo "@ok apt-get install of xlb, xlb-backend and xlb-redirect-dkms into the root ($(($(date +%s) - t0)) s, the DKMS build included)"
 	else
-		echo "@not ok apt-get install of xlb and xlb-redirect-dkms into the root ($install_log)"
+		echo "@not ok apt-get install of xlb, xlb-backend and xlb-redirect-dkms into the root ($install_log)"
 		tail -n 20 "$install_log" | sed "s/^/#   /"
 		exit 0
 	fi
