@@ -44,7 +44,7 @@ copy() {
 	rm -rf "$tmp/t"
 	mkdir -p "$tmp/t/src"
 	cp -r README.md BENCHMARKS.md Makefile docs "$tmp/t/"
-	for d in bpf dist kmod tests tools user; do
+	for d in bpf debian dist kmod tests tools user; do
 		ln -s "$PWD/$d" "$tmp/t/$d"
 	done
 }

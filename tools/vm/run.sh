@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Run one command on one of Debian 12's packaged kernels under qemu:
-#   tools/vm/run.sh [--kernel SERIES] [--timeout SEC] -- COMMAND [ARGS...]
+#   tools/vm/run.sh [--kernel SERIES] [--timeout SEC] [--root DIR] -- COMMAND [ARGS...]
 #
 # SERIES is a kernel series Debian 12 ships: 6.1 (linux-image-amd64, the
 # default) or 6.12 (linux-image-6.12-amd64); XLB_VM_KERNEL sets the default.
@@ -12,6 +12,12 @@
 # repository's directory (same absolute path as here), with tmpfs on /tmp
 # and /run, bpffs on /sys/fs/bpf, and /lib/modules/<version> of the host
 # root for modprobe.
+# --root DIR boots the Debian root DIR instead (a debootstrap tree holding
+# this kernel's modules) with systemd as PID 1: DIR, read-only over 9p,
+# is the lower layer of an overlay whose upper layer is a tmpfs, so the
+# guest may change anything and DIR stays as it was; COMMAND runs as a
+# service after multi-user.target, in this repository's directory (bound
+# read-only at its path), and powers the guest off when it ends.
 # Only what COMMAND prints comes back (stdout and stderr, merged, from the
 # serial console); the exit status is COMMAND's, 124 on timeout, or 1 when
 # the guest failed before COMMAND started (console log kept in build/vm/).
@@ -20,12 +26,13 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 [--kernel SERIES] [--timeout SEC] -- COMMAND [ARGS...]" >&2
+	echo "usage: $0 [--kernel SERIES] [--timeout SEC] [--root DIR] -- COMMAND [ARGS...]" >&2
 	exit 2
 }
 
 timeout_s=300
 series=${XLB_VM_KERNEL:-6.1}
+sysroot=
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--kernel) [[ $# -ge 2 ]] || usage
@@ -36,6 +43,8 @@ while [[ $# -gt 0 ]]; do
 	--timeout=*) timeout_s=${1#--timeout=}
 		     [[ "$timeout_s" =~ ^[0-9]+$ && "$timeout_s" -gt 0 ]] || usage
 		     shift ;;
+	--root) [[ $# -ge 2 && -n "$2" ]] || usage
+		sysroot=$2; shift 2 ;;
 	--) shift; break ;;
 	*) usage ;;
 	esac
@@ -74,6 +83,15 @@ case "$VMDIR/" in
 	die "$VMDIR is hidden in the guest (a fresh mount there); choose another O" ;;
 esac
 
+if [[ -n "$sysroot" ]]; then
+	[[ -d "$sysroot" ]] || die "--root $sysroot: no such directory"
+	sysroot=$(cd "$sysroot" && pwd -P)
+	[[ "$sysroot" != *[[:space:]]* ]] || die "paths with white space are not supported: $sysroot"
+	[[ -x "$sysroot/lib/systemd/systemd" ]] || die "--root $sysroot: no /lib/systemd/systemd there"
+	[[ -f "$sysroot/lib/modules/$KVER/modules.dep" ]] ||
+		die "--root $sysroot: no modules of the guest's kernel $KVER there"
+fi
+
 mkdir -p "$VMDIR"
 
 # --- kernel image (cached) ------------------------------------------------
@@ -102,7 +120,7 @@ fi
 
 # --- initramfs (cached; rebuilt when any input changes) -------------------
 # Module load order from modprobe, each module once, dependencies first.
-mapfile -t MODULES < <(modprobe -a -S "$KVER" --show-depends virtio_pci 9pnet_virtio 9p |
+mapfile -t MODULES < <(modprobe -a -S "$KVER" --show-depends virtio_pci 9pnet_virtio 9p overlay |
 		       awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 [[ ${#MODULES[@]} -gt 0 ]] || die "modprobe found no virtio/9p modules for $KVER"
 
@@ -121,15 +139,48 @@ echo 1 >/proc/sys/kernel/printk
 for m in $(cat /modules.order); do
 	insmod "/modules/$m" || fail "insmod $m"
 done
-script= nonce= root=
+script= nonce= root= sysroot=
 for w in $(cat /proc/cmdline); do
 	case "$w" in
+	xlb.sysroot=*) sysroot=${w#xlb.sysroot=} ;;
 	xlb.script=*) script=${w#xlb.script=} ;;
 	xlb.nonce=*)  nonce=${w#xlb.nonce=} ;;
 	xlb.root=*)   root=${w#xlb.root=} ;;
 	esac
 done
 [ -n "$script" ] && [ -n "$nonce" ] || fail "no xlb.script/xlb.nonce on the command line"
+if [ -n "$sysroot" ]; then
+	# --root: the Debian root under a tmpfs overlay, the repository bound
+	# read-only at its path, COMMAND as a service, systemd as PID 1
+	mkdir -p /host /ovl
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose host /host ||
+		fail "mounting the host's root (9p)"
+	mount -t tmpfs ovl /ovl || fail "mounting the overlay's tmpfs"
+	mkdir -p /ovl/upper /ovl/work
+	mount -t overlay overlay -o "lowerdir=/host$sysroot,upperdir=/ovl/upper,workdir=/ovl/work" /mnt ||
+		fail "mounting the overlay of $sysroot"
+	[ -n "$root" ] || fail "no xlb.root on the command line"
+	mkdir -p "/mnt$root"
+	mount --bind "/host$root" "/mnt$root" || fail "binding the repository"
+	u=/mnt/etc/systemd/system
+	mkdir -p "$u/multi-user.target.wants"
+	cat >"$u/xlb-vm.service" <<UNIT
+[Unit]
+Description=xlb-vm command
+After=multi-user.target
+[Service]
+Type=simple
+ExecStart=/bin/bash $script
+StandardInput=null
+StandardOutput=tty
+StandardError=inherit
+TTYPath=/dev/ttyS0
+UNIT
+	ln -s ../xlb-vm.service "$u/multi-user.target.wants/xlb-vm.service"
+	# the console is the command's alone
+	ln -s /dev/null "$u/serial-getty@ttyS0.service"
+	exec switch_root /mnt /lib/systemd/systemd
+fi
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose host /mnt ||
 	fail "mounting the host's root (9p)"
 mount -t proc proc /mnt/proc || fail "mounting /proc"
@@ -195,6 +246,10 @@ cleanup() {
 }
 trap cleanup EXIT
 nonce=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+# how the command's script ends the guest: busybox in the host's root,
+# systemd (no waiting for anything) in a --root
+poweroff="$BUSYBOX poweroff -f"
+[[ -z "$sysroot" ]] || poweroff="systemctl poweroff --force --force"
 start_marker="@@xlb-vm start $nonce@@"
 end_marker="@@xlb-vm end $nonce rc="
 {
@@ -205,11 +260,11 @@ end_marker="@@xlb-vm end $nonce rc="
 		[[ -n "${!v+set}" ]] && printf 'export %s=%q\n' "$v" "${!v}"
 	done
 	echo 'ulimit -l unlimited'
-	printf 'cd %q || exec %q poweroff -f\n' "$ROOT" "$BUSYBOX"
+	printf 'cd %q || exec %s\n' "$ROOT" "$poweroff"
 	printf 'echo %q\n' "$start_marker"
 	printf '%q ' "$@"; printf '\n'
 	printf 'echo "@@xlb-vm end %s rc=$?@@"\n' "$nonce"
-	printf 'exec %q poweroff -f\n' "$BUSYBOX"
+	printf 'exec %s\n' "$poweroff"
 } >"$rundir/cmd"
 
 # --- boot -----------------------------------------------------------------
@@ -231,7 +286,7 @@ timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=single -smp 2 -cpu max -m 1G \
 	-nographic -no-reboot -nic none \
 	-kernel "$boot_kernel" -initrd "$INITRAMFS" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=1 ${XLB_VM_APPEND:-} xlb.script=$rundir/cmd xlb.nonce=$nonce xlb.root=$ROOT" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=1 ${XLB_VM_APPEND:-} xlb.script=$rundir/cmd xlb.nonce=$nonce xlb.root=$ROOT${sysroot:+ xlb.sysroot=$sysroot systemd.show_status=0}" \
 	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
 	</dev/null 2>"$qlog" |
 while IFS= read -r line || [[ -n "$line" ]]; do
