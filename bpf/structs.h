@@ -52,6 +52,9 @@
  *                     guard, see "What makes a connection entry")
  *   xlb_icmp_bucket   PERCPU_ARRAY[1] -> struct xlb_icmp_bucket: the rate
  *                     limit of too-big answers ("Too big")
+ *   xlb_quic_sids     HASH[XLB_QUIC_SIDS] struct xlb_quic_sid_key -> __u32
+ *                     backend id: the server IDs of QUIC VIPs (quic.h)
+ *   xlb_quic_stats    PERCPU_ARRAY[XLB_MAX_VIPS] -> struct xlb_quic_stats
  */
 #ifndef XLB_STRUCTS_H
 #define XLB_STRUCTS_H
@@ -61,6 +64,7 @@
 #include "flow_hash.h"
 #include "table.h"
 #include "ct_hash.h"
+#include "quic.h"
 
 #define XLB_MAX_VIPS		1024
 /* xlb_vips entries: every VIP, plus an address marker and up to two
@@ -81,7 +85,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		5
+#define XLB_DP_ABI		6
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -139,6 +143,7 @@ _Static_assert(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key layout");
  */
 #define XLB_FAMILY_FRAG		0x80
 #define XLB_VIP_F_ADDR_ONLY	(1u << 1)	/* address marker */
+/* XLB_VIP_F_QUIC (1u << 2): route QUIC short headers by CID (quic.h) */
 
 struct xlb_vip {
 	__u32 id;		/* index in xlb_tab_<M> and xlb_vip_stats */
@@ -149,7 +154,13 @@ struct xlb_vip {
 	 * libxlb in the VIP index from what it published, 0 in xlb_vips.
 	 */
 	__u8 table;
-	__u8 pad[2];
+	/*
+	 * XLB_VIP_F_QUIC: the QUIC-LB configuration (quic.h), rotation
+	 * bits and server ID length (XLB_QUIC_CR_SID), nonce length; 0
+	 * otherwise.
+	 */
+	__u8 quic_cr_sid;
+	__u8 quic_nonce;
 	__be32 src4;		/* outer source override, 0: the global one */
 	__be32 src6[4];
 };

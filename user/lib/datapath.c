@@ -73,6 +73,11 @@ static const struct map_spec map_specs[] = {
 	SPEC(XLB_MAP_MEMBERS, members, BPF_MAP_TYPE_ARRAY, 4,
 	     sizeof(struct xlb_member_bucket), XLB_MEMBER_BUCKETS,
 	     "struct xlb_member_bucket"),
+	SPEC(XLB_MAP_QUIC_SIDS, quic_sids, BPF_MAP_TYPE_HASH,
+	     sizeof(struct xlb_quic_sid_key), 4, 1, "__u32 (a backend id)"),
+	SPEC(XLB_MAP_QUIC_STATS, quic_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+	     sizeof(struct xlb_quic_stats), XLB_MAX_VIPS,
+	     "struct xlb_quic_stats"),
 };
 
 #define N_MAPS		ARRAY_SIZE(map_specs)
@@ -80,6 +85,7 @@ static const struct map_spec map_specs[] = {
 /* Counters are read as arrays of __u64 per CPU. */
 _Static_assert(sizeof(struct xlb_vip_stats) % 8 == 0, "per-CPU layout");
 _Static_assert(sizeof(struct xlb_counter) % 8 == 0, "per-CPU layout");
+_Static_assert(sizeof(struct xlb_quic_stats) % 8 == 0, "per-CPU layout");
 
 static int *dp_fd(struct xlb_dp *dp, const struct map_spec *s)
 {
@@ -423,6 +429,20 @@ int xlb_dp_vip_stats(const struct xlb_dp *dp, __u32 vip_id,
 	ret = dp_vip_id_check(vip_id, NULL);
 	if (!ret)
 		ret = percpu_sum(dp, dp->vip_stats, vip_id, w, sizeof(*sum) / 8);
+	memcpy(sum, w, sizeof(*sum));
+	return ret;
+}
+
+int xlb_dp_quic_stats(const struct xlb_dp *dp, __u32 vip_id,
+		      struct xlb_quic_stats *sum)
+{
+	__u64 w[XLB_QUIC_STATS_N] = { 0 };
+	int ret;
+
+	ret = dp_vip_id_check(vip_id, NULL);
+	if (!ret)
+		ret = percpu_sum(dp, dp->quic_stats, vip_id, w,
+				 XLB_QUIC_STATS_N);
 	memcpy(sum, w, sizeof(*sum));
 	return ret;
 }
