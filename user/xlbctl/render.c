@@ -94,6 +94,8 @@ static const char *vip_flags(json_object *v, char *buf, size_t len)
 	if (strcmp(r_str(v, "hash", "5tuple"), "5tuple") && off < len)
 		off += (size_t)snprintf(buf + off, len - off, "hash-%s ",
 					r_str(v, "hash", "-"));
+	if (r_get(v, "quic") && off < len)
+		off += (size_t)snprintf(buf + off, len - off, "quic ");
 	if (r_bool(v, "panic_active", false) && off < len)
 		off += (size_t)snprintf(buf + off, len - off, "PANIC ");
 	if (off)
@@ -163,6 +165,27 @@ static void vip_source(FILE *f, json_object *v)
 		   s6 ? s6 : "");
 }
 
+/* A quic VIP's configuration and what its packets did (bpf/quic.h). */
+static void vip_quic(FILE *f, json_object *q)
+{
+	json_object *st;
+
+	if (!q)
+		return;
+	kv(f, "quic", "QUIC-LB plaintext CIDs: rotation %" PRId64
+	   ", server ID %" PRId64 " octets, nonce %" PRId64 " octets",
+	   r_int(q, "cr", 0), r_int(q, "sid_len", 0), r_int(q, "nonce_len", 0));
+	st = r_get(q, "stats");
+	if (!st)
+		return;
+	kv(f, "quic routed", "%" PRIu64 " by connection ID; as any flow: %"
+	   PRIu64 " long headers, %" PRIu64 " unknown IDs, %" PRIu64
+	   " other configurations, %" PRIu64 " too short",
+	   r_u64(st, "by_cid", 0), r_u64(st, "long_header", 0),
+	   r_u64(st, "unknown_id", 0), r_u64(st, "other_config", 0),
+	   r_u64(st, "short_packet", 0));
+}
+
 void render_vip_detail(FILE *f, json_object *v)
 {
 	json_object *st = r_get(v, "stats");
@@ -202,6 +225,7 @@ void render_vip_detail(FILE *f, json_object *v)
 	kv(f, "conntrack", "%" PRIu64 " hits, %" PRIu64 " misses",
 	   r_u64(st, "ct_hits", 0), r_u64(st, "ct_misses", 0));
 	kv(f, "flow cache", "%" PRIu64 " hits", r_u64(st, "cache_hits", 0));
+	vip_quic(f, r_get(v, "quic"));
 }
 
 /* --- backends ------------------------------------------------------------- */
@@ -519,7 +543,7 @@ static const char *backend_str(json_object *b, char *buf, size_t len)
 
 void render_explain(FILE *f, json_object *res)
 {
-	json_object *ct = r_get(res, "conntrack");
+	json_object *ct = r_get(res, "conntrack"), *q = r_get(res, "quic");
 	char b[160], age[UNIT_BUF];
 	const char *verdict = r_str(res, "verdict", "-");
 
@@ -536,7 +560,18 @@ void render_explain(FILE *f, json_object *res)
 	if (r_has(res, "secondary"))
 		kv(f, "secondary", "%s", backend_str(r_get(res, "secondary"), b,
 						     sizeof(b)));
-	if (ct) {
+	if (q) {
+		if (r_has(q, "dcid"))
+			kv(f, "quic", "%s; dcid %s, server ID %s",
+			   r_str(q, "config", "-"), r_str(q, "dcid", "-"),
+			   r_str(q, "server_id", "-"));
+		else
+			kv(f, "quic", "%s", r_str(q, "config", "-"));
+		kv(f, "quic outcome", "%s", r_str(q, "outcome", "-"));
+	}
+	if (q && !strcmp(r_str(q, "outcome", ""), "by_cid")) {
+		/* the connection table is not asked */
+	} else if (ct) {
 		fmt_duration(r_dbl(ct, "age_ms", 0) / 1000, age);
 		kv(f, "conntrack", "%s, age %s, %s",
 		   backend_str(r_get(ct, "backend"), b, sizeof(b)), age,
