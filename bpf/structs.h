@@ -41,7 +41,9 @@
  *   xlb_vip_stats     PERCPU_ARRAY[XLB_MAX_VIPS]     -> struct xlb_vip_stats
  *   xlb_backend_stats PERCPU_ARRAY[XLB_MAX_BACKENDS] -> struct xlb_counter
  *   xlb_events        PERCPU_ARRAY[XLB_EV_IN_MAP]    -> __u64
- *   xlb_actions       PERCPU_ARRAY[XLB_ACTIONS]      -> __u64 (by XDP action)
+ *   xlb_actions       PERCPU_ARRAY[XLB_ACTIONS * XLB_LINK_SLOTS] -> __u64:
+ *                     packets by ingress link and XDP action, entry
+ *                     XLB_LINK_SLOT(ifindex) * XLB_ACTIONS + action
  *   xlb_tx_ports      DEVMAP_HASH ifindex -> ifindex (egress for redirect)
  *   xlb_bpf.bss       ARRAY[1] -> __u32 xlb_gen, mmapable: the program's
  *                     global data (maps.h), which is the state
@@ -75,6 +77,14 @@
 #define XLB_CONNTRACK_MIN	256		/* xlbd --conntrack-entries */
 #define XLB_CONNTRACK_MAX	(1u << 26)
 #define XLB_ACTIONS		5	/* XDP_ABORTED .. XDP_REDIRECT */
+/*
+ * Per-link counters: the actions of each ingress interface, by its
+ * ifindex modulo XLB_LINK_SLOTS (libxlb says when two attached links
+ * share a slot).  The key is one more mask of a value the program has at
+ * hand, so the counters cost the packets nothing the totals did not.
+ */
+#define XLB_LINK_SLOTS		256
+#define XLB_LINK_SLOT(ifindex)	((ifindex) & (XLB_LINK_SLOTS - 1))
 
 /*
  * Data path ABI: what the program and libxlb agree on beyond the layouts

@@ -1692,7 +1692,8 @@ int xlb_main(struct xdp_md *ctx)
 	if (action == XLB_ANSWER)
 		action = too_big_reply(ctx, &fa);
 
-	key = action;
+	/* by ingress link (structs.h); actions are 0..XLB_ACTIONS - 1 */
+	key = XLB_LINK_SLOT(ctx->ingress_ifindex) * XLB_ACTIONS + action;
 	n = bpf_map_lookup_elem(&xlb_actions, &key);
 	if (n)
 		*n += 1;

@@ -112,7 +112,7 @@ static int dp_create(struct xlb_dp *dp)
 	dp->events = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_events", 4,
 			     sizeof(__u64), XLB_EV_IN_MAP, 0, 0);
 	dp->actions = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_actions", 4,
-			      sizeof(__u64), XLB_ACTIONS, 0, 0);
+			      sizeof(__u64), XLB_ACTIONS * XLB_LINK_SLOTS, 0, 0);
 	dp->tx_ports = map_new(BPF_MAP_TYPE_DEVMAP_HASH, "xlb_tx_ports", 4, 4,
 			       64, 0, 0);
 	dp->abi = map_new(BPF_MAP_TYPE_ARRAY, "xlb_abi", 4, 1, XLB_DP_ABI, 0, 0);
@@ -1097,6 +1097,13 @@ TEST_F(dp, counters_sum_over_cpus)
 			u[cpu] = (__u64)1 << (i * 8);
 		key = i;
 		ASSERT_EQ(0, bpf_map_update_elem(self->dp.actions, &key, u, 0));
+		/* the link of ifindex 7 (slot 7), and the last slot */
+		for (cpu = 0; cpu < n; cpu++)
+			u[cpu] = (__u64)3 << (i * 8);
+		key = 7 * XLB_ACTIONS + i;
+		ASSERT_EQ(0, bpf_map_update_elem(self->dp.actions, &key, u, 0));
+		key = (XLB_LINK_SLOTS - 1) * XLB_ACTIONS + i;
+		ASSERT_EQ(0, bpf_map_update_elem(self->dp.actions, &key, u, 0));
 	}
 
 	ASSERT_EQ(0, xlb_dp_vip_stats(&self->dp, 17, &vsum));
@@ -1119,7 +1126,17 @@ TEST_F(dp, counters_sum_over_cpus)
 		EXPECT_EQ((__u64)(i + 1) * per, ev[i]) TH_LOG("event %d", i);
 	ASSERT_EQ(0, xlb_dp_actions(&self->dp, act));
 	for (i = 0; i < XLB_ACTIONS; i++)
-		EXPECT_EQ((__u64)n << (i * 8), act[i]) TH_LOG("action %d", i);
+		EXPECT_EQ((__u64)7 * n << (i * 8), act[i]) TH_LOG("action %d", i);
+	/* per link: its slot only, ifindexes XLB_LINK_SLOTS apart share one */
+	ASSERT_EQ(0, xlb_dp_link_actions(&self->dp, 7, act));
+	for (i = 0; i < XLB_ACTIONS; i++)
+		EXPECT_EQ((__u64)3 * n << (i * 8), act[i]) TH_LOG("action %d", i);
+	ASSERT_EQ(0, xlb_dp_link_actions(&self->dp, 7 + XLB_LINK_SLOTS, act));
+	EXPECT_EQ((__u64)3 * n, act[0]);
+	ASSERT_EQ(0, xlb_dp_link_actions(&self->dp, 0, act));
+	EXPECT_EQ((__u64)n << 8, act[1]);
+	ASSERT_EQ(0, xlb_dp_link_actions(&self->dp, 8, act));
+	EXPECT_EQ(0, act[0] + act[1] + act[2] + act[3] + act[4]);
 	TH_LOG("%d possible CPUs", n);
 	free(vs);
 	free(bc);

@@ -255,6 +255,12 @@ int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
 int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX]);
 /* Indexed by XDP action: XDP_ABORTED, DROP, PASS, TX, REDIRECT. */
 int xlb_dp_actions(const struct xlb_dp *dp, __u64 out[XLB_ACTIONS]);
+/*
+ * The same for the packets that came in on interface ifindex (and on any
+ * other whose ifindex is the same modulo XLB_LINK_SLOTS, bpf/structs.h).
+ */
+int xlb_dp_link_actions(const struct xlb_dp *dp, __u32 ifindex,
+			__u64 out[XLB_ACTIONS]);
 
 /* Stable snake_case name of an enum xlb_event ("no_backend"); NULL if none. */
 const char *xlb_event_name(int ev);
