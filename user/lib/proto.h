@@ -66,7 +66,12 @@
  *             "links": [LINK...]}
  *  "link.show" {}: result {"links": [LINK...]}
  *             LINK = {"ifname", "ifindex", "mode": "native"|"generic",
- *                     "attached": bool, "prog_id": n}
+ *                     "attached": bool, "prog_id": n, "error"?: "...",
+ *                     "packets": n, "actions": {"aborted", "drop",
+ *                     "pass", "tx", "redirect"} (packets that came in
+ *                     on it, a bond's slaves' included), "lower"?:
+ *                     [{"ifname", "ifindex", "packets", "actions"}] (a
+ *                     bond's slaves), "counters_shared_with"?: [ifname]}
  *  "vip.show" {"vip": "VIP"} (optional): result {"vips": [VIP...]}
  *             VIP = {"vip": "10.0.0.1:80/tcp", "id", "algo": "maglev"|"ring",
  *                    "table_size", "vnodes", "hash": "5tuple"|"3tuple"|"src",

@@ -24,6 +24,26 @@ static const char *yes_no(bool b)
 
 /* --- links ---------------------------------------------------------------- */
 
+/* PACKETS and its actions: the link's own where it has none of its own. */
+static void link_packets(struct cols *t, json_object *l, uint64_t packets)
+{
+	json_object *a = r_get(l, "actions");
+
+	if (!a) {
+		cols_cell(t, "-");
+		cols_cell(t, "-");
+		cols_cell(t, "-");
+		cols_cell(t, "-");
+		cols_cell(t, "-");
+		return;
+	}
+	cols_cell(t, "%" PRIu64, packets);
+	cols_cell(t, "%" PRIu64, r_u64(a, "tx", 0));
+	cols_cell(t, "%" PRIu64, r_u64(a, "redirect", 0));
+	cols_cell(t, "%" PRIu64, r_u64(a, "pass", 0));
+	cols_cell(t, "%" PRIu64, r_u64(a, "drop", 0) + r_u64(a, "aborted", 0));
+}
+
 void render_links(FILE *f, json_object *links)
 {
 	struct cols *t;
@@ -34,8 +54,12 @@ void render_links(FILE *f, json_object *links)
 		fputs("no links; attach one with: xlbctl link attach IFNAME\n", f);
 		return;
 	}
-	t = cols_new("IFNAME|IFINDEX|MODE|ATTACHED|PROG-ID", "lrllr");
+	t = cols_new("IFNAME|IFINDEX|MODE|ATTACHED|PROG-ID|PACKETS|TX|REDIRECT|PASS|DROP",
+		     "lrllrrrrrr");
 	for (i = 0; i < r_len(links); i++) {
+		json_object *lower;
+		size_t k;
+
 		l = r_at(links, i);
 		cols_row(t);
 		cols_cell(t, "%s", r_str(l, "ifname", "-"));
@@ -46,9 +70,35 @@ void render_links(FILE *f, json_object *links)
 			cols_cell(t, "%" PRId64, r_int(l, "prog_id", 0));
 		else
 			cols_cell(t, "-");
+		link_packets(t, l, r_u64(l, "packets", 0));
+		/* a bond's slaves, where its packets come in */
+		lower = r_arr(l, "lower");
+		for (k = 0; k < r_len(lower); k++) {
+			json_object *s = r_at(lower, k);
+
+			cols_row(t);
+			cols_cell(t, "  %s", r_str(s, "ifname", "-"));
+			cols_cell(t, "%" PRId64, r_int(s, "ifindex", 0));
+			cols_cell(t, "slave");
+			cols_cell(t, "-");
+			cols_cell(t, "-");
+			link_packets(t, s, r_u64(s, "packets", 0));
+		}
 	}
 	cols_print(t, f, "");
 	cols_free(t);
+	for (i = 0; i < r_len(links); i++) {
+		json_object *sh = r_arr(r_at(links, i), "counters_shared_with");
+
+		if (r_len(sh))
+			fprintf(f, "note: %s counts together with %s (ifindex equal modulo %d)\n",
+				r_str(r_at(links, i), "ifname", "-"),
+				json_object_get_string(r_at(sh, 0)),
+				XLB_LINK_SLOTS);
+		if (r_has(r_at(links, i), "error"))
+			fprintf(f, "%s: %s\n", r_str(r_at(links, i), "ifname", "-"),
+				r_str(r_at(links, i), "error", ""));
+	}
 }
 
 /* --- health --------------------------------------------------------------- */

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,74 @@ static json_object *fp_json(uint64_t fp)
 	return jstr(b);
 }
 
+static const char *const action_names[XLB_ACTIONS] = {
+	"aborted", "drop", "pass", "tx", "redirect",
+};
+
+/* Actions by name; *total gets their sum. */
+static json_object *actions_json(const __u64 *act, __u64 *total)
+{
+	json_object *o = json_object_new_object();
+	int k;
+
+	*total = 0;
+	for (k = 0; k < XLB_ACTIONS; k++) {
+		jadd(o, action_names[k], jint(act[k]));
+		*total += act[k];
+	}
+	return o;
+}
+
+/*
+ * Link i's packets by action (bpf/structs.h, per-link counters): its
+ * own and, for a bond, its slaves' (XDP runs on the slaves' receive
+ * path), each slave's also on its own; and the other attached links
+ * whose counters it shares.
+ */
+static void link_counters(struct xlbd *d, size_t i, json_object *o)
+{
+	const struct xlbd_link *l = &d->links[i];
+	__u64 sum[XLB_ACTIONS] = { 0 }, act[XLB_ACTIONS], total;
+	json_object *lo, *sh = NULL;
+	int lowers[16], n, k, a;
+	char name[IF_NAMESIZE];
+	size_t j;
+
+	xlb_dp_link_actions(&d->dp, (__u32)l->ifindex, sum);
+	n = xlbd_link_lowers(l->ifindex, lowers, 16);
+	if (n > 0) {
+		json_object *arr = json_object_new_array();
+
+		for (k = 0; k < n && k < 16; k++) {
+			memset(act, 0, sizeof(act));
+			xlb_dp_link_actions(&d->dp, (__u32)lowers[k], act);
+			for (a = 0; a < XLB_ACTIONS; a++)
+				sum[a] += act[a];
+			lo = json_object_new_object();
+			jadd(lo, "ifname", jstr(if_indextoname((unsigned)lowers[k],
+							       name) ?: "?"));
+			jadd(lo, "ifindex", jint(lowers[k]));
+			jadd(lo, "actions", actions_json(act, &total));
+			jadd(lo, "packets", jint(total));
+			json_object_array_add(arr, lo);
+		}
+		jadd(o, "lower", arr);
+	}
+	jadd(o, "actions", actions_json(sum, &total));
+	jadd(o, "packets", jint(total));
+	for (j = 0; j < d->n_links; j++) {
+		if (j == i || d->links[j].ifindex <= 0 ||
+		    XLB_LINK_SLOT(d->links[j].ifindex) !=
+		    XLB_LINK_SLOT(l->ifindex))
+			continue;
+		if (!sh)
+			sh = json_object_new_array();
+		json_object_array_add(sh, jstr(d->links[j].ifname));
+	}
+	if (sh)
+		jadd(o, "counters_shared_with", sh);
+}
+
 json_object *xlbd_show_links(struct xlbd *d)
 {
 	json_object *r = json_object_new_object(), *a = json_object_new_array();
@@ -77,6 +146,8 @@ json_object *xlbd_show_links(struct xlbd *d)
 		jadd(o, "prog_id", jint(l->attached ? d->prog_id : 0));
 		if (l->error[0])
 			jadd(o, "error", jstr(l->error));
+		if (l->ifindex > 0)
+			link_counters(d, i, o);
 		json_object_array_add(a, o);
 	}
 	jadd(r, "links", a);
