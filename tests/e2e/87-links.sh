@@ -127,6 +127,10 @@ sc_result "$([[ -n $sent1 && $((e1_1 - e1_0)) -eq $((sent1 - sent0)) && $((sent1
 	"eth1 counted every frame cx sent: $((e1_1 - e1_0)) of $((sent1 - sent0))" "$show"
 sc_result "$([[ $((e1_red1 - e1_red0)) -ge $((4 * N)) && $e1_tx1 -eq 0 && $((e0_tx1 - e0_tx0)) -ge $((2 * N)) ]]; echo $?)" \
 	"cx's packets left eth1 by redirect ($((e1_red1 - e1_red0))), none by XDP_TX; c1's by XDP_TX on eth0 ($((e0_tx1 - e0_tx0)))" "$show"
+m=$(in_ns lb curl -s http://127.0.0.1:9437/metrics |
+	grep '^xlb_link_xdp_actions_total{link="eth1",action="redirect"}')
+sc_result "$([[ -n $m && ${m##* } -ge $e1_red1 ]]; echo $?)" \
+	"/metrics counts eth1's redirects as link show does" "$m"
 
 # --- long-lived connections from cx ----------------------------------------------
 

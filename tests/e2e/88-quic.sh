@@ -101,6 +101,10 @@ for fam in 4 6; do
 	sc_result "$([[ $((b1 - b0)) -ge $((N * 2 * MOVES)) && $((l1 - l0)) -ge $N && $((u1 - u0)) -ge $N && $((b1 - b0)) -le $((3 * N * 2 * MOVES)) ]]; echo $?)" \
 		"IPv$fam quic VIP counted by outcome: by_cid $((b1 - b0)), long_header $((l1 - l0)), unknown_id $((u1 - u0))" \
 		"$(xlbctl vip show "$vq" | grep quic)"
+	m=$(in_ns lb curl -s http://127.0.0.1:9437/metrics |
+		grep -F "xlb_vip_quic_packets_total{vip=\"$vq\",outcome=\"by_cid\"}")
+	sc_result "$([[ ${m##* } -eq $b1 ]]; echo $?)" \
+		"IPv$fam quic VIP: /metrics says the same by_cid" "$m"
 
 	in_ns c1 timeout 120 "$TAP_PYTHON" "$QPY" run "$vip" 444 "$(plan $fam)" \
 		>"$work/p$fam.json" 2>"$work/p$fam.err"
