@@ -116,7 +116,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XLB_ACTIONS);
+	__uint(max_entries, XLB_ACTIONS * XLB_LINK_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 } xlb_actions SEC(".maps");

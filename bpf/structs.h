@@ -41,7 +41,9 @@
  *   xlb_vip_stats     PERCPU_ARRAY[XLB_MAX_VIPS]     -> struct xlb_vip_stats
  *   xlb_backend_stats PERCPU_ARRAY[XLB_MAX_BACKENDS] -> struct xlb_counter
  *   xlb_events        PERCPU_ARRAY[XLB_EV_IN_MAP]    -> __u64
- *   xlb_actions       PERCPU_ARRAY[XLB_ACTIONS]      -> __u64 (by XDP action)
+ *   xlb_actions       PERCPU_ARRAY[XLB_ACTIONS * XLB_LINK_SLOTS] -> __u64:
+ *                     packets by ingress link and XDP action, entry
+ *                     XLB_LINK_SLOT(ifindex) * XLB_ACTIONS + action
  *   xlb_tx_ports      DEVMAP_HASH ifindex -> ifindex (egress for redirect)
  *   xlb_bpf.bss       ARRAY[1] -> __u32 xlb_gen, mmapable: the program's
  *                     global data (maps.h), which is the state
@@ -52,6 +54,9 @@
  *                     guard, see "What makes a connection entry")
  *   xlb_icmp_bucket   PERCPU_ARRAY[1] -> struct xlb_icmp_bucket: the rate
  *                     limit of too-big answers ("Too big")
+ *   xlb_quic_sids     HASH[XLB_QUIC_SIDS] struct xlb_quic_sid_key -> __u32
+ *                     backend id: the server IDs of QUIC VIPs (quic.h)
+ *   xlb_quic_stats    PERCPU_ARRAY[XLB_MAX_VIPS] -> struct xlb_quic_stats
  */
 #ifndef XLB_STRUCTS_H
 #define XLB_STRUCTS_H
@@ -61,6 +66,7 @@
 #include "flow_hash.h"
 #include "table.h"
 #include "ct_hash.h"
+#include "quic.h"
 
 #define XLB_MAX_VIPS		1024
 /* xlb_vips entries: every VIP, plus an address marker and up to two
@@ -71,6 +77,14 @@
 #define XLB_CONNTRACK_MIN	256		/* xlbd --conntrack-entries */
 #define XLB_CONNTRACK_MAX	(1u << 26)
 #define XLB_ACTIONS		5	/* XDP_ABORTED .. XDP_REDIRECT */
+/*
+ * Per-link counters: the actions of each ingress interface, by its
+ * ifindex modulo XLB_LINK_SLOTS (libxlb says when two attached links
+ * share a slot).  The key is one more mask of a value the program has at
+ * hand, so the counters cost the packets nothing the totals did not.
+ */
+#define XLB_LINK_SLOTS		256
+#define XLB_LINK_SLOT(ifindex)	((ifindex) & (XLB_LINK_SLOTS - 1))
 
 /*
  * Data path ABI: what the program and libxlb agree on beyond the layouts
@@ -81,7 +95,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		5
+#define XLB_DP_ABI		6
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -139,6 +153,7 @@ _Static_assert(sizeof(struct xlb_vip_key) == 20, "xlb_vip_key layout");
  */
 #define XLB_FAMILY_FRAG		0x80
 #define XLB_VIP_F_ADDR_ONLY	(1u << 1)	/* address marker */
+/* XLB_VIP_F_QUIC (1u << 2): route QUIC short headers by CID (quic.h) */
 
 struct xlb_vip {
 	__u32 id;		/* index in xlb_tab_<M> and xlb_vip_stats */
@@ -149,7 +164,13 @@ struct xlb_vip {
 	 * libxlb in the VIP index from what it published, 0 in xlb_vips.
 	 */
 	__u8 table;
-	__u8 pad[2];
+	/*
+	 * XLB_VIP_F_QUIC: the QUIC-LB configuration (quic.h), rotation
+	 * bits and server ID length (XLB_QUIC_CR_SID), nonce length; 0
+	 * otherwise.
+	 */
+	__u8 quic_cr_sid;
+	__u8 quic_nonce;
 	__be32 src4;		/* outer source override, 0: the global one */
 	__be32 src6[4];
 };

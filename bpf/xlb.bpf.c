@@ -263,6 +263,8 @@ static __always_inline __u8 l4_create(__u8 proto, const struct tcphdr *th)
 				      XLB_CT_CREATE_NEW;
 }
 
+#include "quic_dp.h"
+
 /* Pick from the table; no connection state involved. */
 static __always_inline int pick_from_table(const struct xlb_config *cfg,
 					   const struct xlb_vip *vip,
@@ -1074,7 +1076,10 @@ static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
 	if (!vs)	/* every id below XLB_MAX_VIPS has counters */
 		return drop(XLB_EV_NO_TABLE);
 	/* fragments go by the table alone: all of them see the same choice */
-	if (vip->flags & XLB_VIP_F_STATELESS || p->frag)
+	if (vip->flags & XLB_VIP_F_QUIC && !p->frag &&
+	    !quic_pick(ctx, cfg, vip, p, ch))
+		err = 0;	/* by connection ID (quic.h) */
+	else if (vip->flags & XLB_VIP_F_STATELESS || p->frag)
 		err = pick_from_table(cfg, vip, &p->flow, ch, &be);
 	else
 		err = pick_stateful(cfg, vip, &p->flow, vs, ch);
@@ -1364,6 +1369,8 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	vip = find_vip(&fa->p.flow);
 	if (!vip)
 		return XDP_PASS;
+	if (vip->flags & XLB_VIP_F_QUIC)	/* never cached: quic.h */
+		return XLB_GENERAL;
 	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
 	if (!vs)
 		return drop(XLB_EV_NO_TABLE);
@@ -1642,9 +1649,10 @@ __noinline int too_big_reply(struct xdp_md *ctx, struct fwd_args *f)
 /*
  * Stack: 6.1's verifier rounds each frame up to 32 bytes and allows 512
  * for the deepest chain, xlb_main -> process() -> pick_stateful(): at
- * 248 + 144 + 96 bytes that is 256 + 160 + 96 = 512, all of it.  The vm
- * tier loads the program on 6.1; growing any of these three needs room
- * made elsewhere first.
+ * 248 + 144 + 96 bytes that is 256 + 160 + 96 = 512, all of it; the
+ * other chain through process(), to quic_pick() (quic_dp.h, 72 bytes),
+ * takes as much.  The vm tier loads the program on 6.1; growing any of
+ * these needs room made elsewhere first.
  */
 SEC("xdp")
 int xlb_main(struct xdp_md *ctx)
@@ -1684,7 +1692,8 @@ int xlb_main(struct xdp_md *ctx)
 	if (action == XLB_ANSWER)
 		action = too_big_reply(ctx, &fa);
 
-	key = action;
+	/* by ingress link (structs.h); actions are 0..XLB_ACTIONS - 1 */
+	key = XLB_LINK_SLOT(ctx->ingress_ifindex) * XLB_ACTIONS + action;
 	n = bpf_map_lookup_elem(&xlb_actions, &key);
 	if (n)
 		*n += 1;

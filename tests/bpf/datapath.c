@@ -112,7 +112,7 @@ static int dp_create(struct xlb_dp *dp)
 	dp->events = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_events", 4,
 			     sizeof(__u64), XLB_EV_IN_MAP, 0, 0);
 	dp->actions = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_actions", 4,
-			      sizeof(__u64), XLB_ACTIONS, 0, 0);
+			      sizeof(__u64), XLB_ACTIONS * XLB_LINK_SLOTS, 0, 0);
 	dp->tx_ports = map_new(BPF_MAP_TYPE_DEVMAP_HASH, "xlb_tx_ports", 4, 4,
 			       64, 0, 0);
 	dp->abi = map_new(BPF_MAP_TYPE_ARRAY, "xlb_abi", 4, 1, XLB_DP_ABI, 0, 0);
@@ -126,13 +126,19 @@ static int dp_create(struct xlb_dp *dp)
 	dp->members = map_new(BPF_MAP_TYPE_ARRAY, "xlb_members", 4,
 			      sizeof(struct xlb_member_bucket),
 			      XLB_MEMBER_BUCKETS, BPF_F_MMAPABLE, 0);
+	dp->quic_sids = map_new(BPF_MAP_TYPE_HASH, "xlb_quic_sids",
+				sizeof(struct xlb_quic_sid_key), 4,
+				XLB_QUIC_SIDS, 0, 0);
+	dp->quic_stats = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_quic_stats", 4,
+				 sizeof(struct xlb_quic_stats), XLB_MAX_VIPS,
+				 0, 0);
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->config < 0 || dp->vips < 0 || dp->vip_index < 0 ||
 	    dp->backends < 0 || dp->conntrack < 0 || dp->vip_stats < 0 ||
 	    dp->backend_stats < 0 || dp->events < 0 || dp->actions < 0 ||
 	    dp->tx_ports < 0 || dp->abi < 0 || dp->gen < 0 ||
 	    dp->flow_cache < 0 || dp->ct_guard < 0 || dp->members < 0 ||
-	    dp->ncpus <= 0)
+	    dp->quic_sids < 0 || dp->quic_stats < 0 || dp->ncpus <= 0)
 		return -1;
 	dp->member_map = mmap(NULL, XLB_MEMBER_BUCKETS *
 			      sizeof(struct xlb_member_bucket),
@@ -1091,6 +1097,13 @@ TEST_F(dp, counters_sum_over_cpus)
 			u[cpu] = (__u64)1 << (i * 8);
 		key = i;
 		ASSERT_EQ(0, bpf_map_update_elem(self->dp.actions, &key, u, 0));
+		/* the link of ifindex 7 (slot 7), and the last slot */
+		for (cpu = 0; cpu < n; cpu++)
+			u[cpu] = (__u64)3 << (i * 8);
+		key = 7 * XLB_ACTIONS + i;
+		ASSERT_EQ(0, bpf_map_update_elem(self->dp.actions, &key, u, 0));
+		key = (XLB_LINK_SLOTS - 1) * XLB_ACTIONS + i;
+		ASSERT_EQ(0, bpf_map_update_elem(self->dp.actions, &key, u, 0));
 	}
 
 	ASSERT_EQ(0, xlb_dp_vip_stats(&self->dp, 17, &vsum));
@@ -1113,7 +1126,17 @@ TEST_F(dp, counters_sum_over_cpus)
 		EXPECT_EQ((__u64)(i + 1) * per, ev[i]) TH_LOG("event %d", i);
 	ASSERT_EQ(0, xlb_dp_actions(&self->dp, act));
 	for (i = 0; i < XLB_ACTIONS; i++)
-		EXPECT_EQ((__u64)n << (i * 8), act[i]) TH_LOG("action %d", i);
+		EXPECT_EQ((__u64)7 * n << (i * 8), act[i]) TH_LOG("action %d", i);
+	/* per link: its slot only, ifindexes XLB_LINK_SLOTS apart share one */
+	ASSERT_EQ(0, xlb_dp_link_actions(&self->dp, 7, act));
+	for (i = 0; i < XLB_ACTIONS; i++)
+		EXPECT_EQ((__u64)3 * n << (i * 8), act[i]) TH_LOG("action %d", i);
+	ASSERT_EQ(0, xlb_dp_link_actions(&self->dp, 7 + XLB_LINK_SLOTS, act));
+	EXPECT_EQ((__u64)3 * n, act[0]);
+	ASSERT_EQ(0, xlb_dp_link_actions(&self->dp, 0, act));
+	EXPECT_EQ((__u64)n << 8, act[1]);
+	ASSERT_EQ(0, xlb_dp_link_actions(&self->dp, 8, act));
+	EXPECT_EQ(0, act[0] + act[1] + act[2] + act[3] + act[4]);
 	TH_LOG("%d possible CPUs", n);
 	free(vs);
 	free(bc);
@@ -1217,7 +1240,8 @@ static const char *const pin_names[] = {
 	XLB_MAP_CONNTRACK, XLB_MAP_VIP_STATS, XLB_MAP_BACKEND_STATS,
 	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS, XLB_MAP_VIP_INDEX,
 	XLB_MAP_ABI, XLB_PIN_GEN, XLB_MAP_FLOW_CACHE, XLB_MAP_CT_GUARD,
-	XLB_MAP_MEMBERS, XLB_TABLE_SIZES_X(TABLE_PIN)
+	XLB_MAP_MEMBERS, XLB_MAP_QUIC_SIDS, XLB_MAP_QUIC_STATS,
+	XLB_TABLE_SIZES_X(TABLE_PIN)
 };
 
 static int pin(const char *dir, const char *name, int fd)
@@ -1240,7 +1264,8 @@ TEST_F(dp, from_pins)
 		self->dp.backend_stats, self->dp.events, self->dp.actions,
 		self->dp.tx_ports, self->dp.vip_index, self->dp.abi,
 		self->dp.gen, self->dp.flow_cache, self->dp.ct_guard,
-		self->dp.members, XLB_TABLE_SIZES_X(TABLE_FD)
+		self->dp.members, self->dp.quic_sids, self->dp.quic_stats,
+		XLB_TABLE_SIZES_X(TABLE_FD)
 	};
 	struct xlb_vip_key k = vip4("203.0.113.30", 80, IPPROTO_TCP);
 	struct xlb_vip v = { .id = 12 }, got;

@@ -1977,4 +1977,167 @@ TEST_F(xlbd, explain_names_the_primary_of_the_flow_slot)
 	json_object_put(j);
 }
 
+/* --- QUIC connection-ID routing (bpf/quic.h) ----------------------------- */
+
+#define QVIP		"10.100.0.1:443/udp"
+#define QVIP_DST	"10.100.0.1:443"
+
+/* The backend id (data path) of QVIP's backend BE_NET i, or -1. */
+static long long quic_be_id(struct env *e, int i)
+{
+	json_object *j = ctl_json(e, "backend show " QVIP);
+	char path[32], want[32];
+	long long id = -1;
+	int k;
+
+	snprintf(want, sizeof(want), BE_NET "%d", i);
+	for (k = 0; j && k < 8; k++) {
+		snprintf(path, sizeof(path), "backends.%d.addr", k);
+		if (jget_str(j, path) && !strcmp(jget_str(j, path), want)) {
+			snprintf(path, sizeof(path), "backends.%d.id", k);
+			id = jget_int(j, path);
+		}
+	}
+	json_object_put(j);
+	return id;
+}
+
+/* The backend id the pinned map gives QVIP's server ID sid, or -1. */
+static long long quic_pinned(struct env *e, const __u8 *sid, size_t n)
+{
+	json_object *j = ctl_json(e, "vip show " QVIP);
+	long long vid = j ? jget_int(j, "vips.0.id") : -1;
+	struct xlb_quic_sid_key k = { 0 };
+	struct xlb_err err = { "" };
+	struct xlb_dp dp;
+	__u32 id;
+	int ret;
+
+	json_object_put(j);
+	if (vid < 0 || xlb_dp_from_pins(&dp, e->pins, &err))
+		return -2;
+	k.vip = (__u32)vid;
+	memcpy(k.sid, sid, n);
+	ret = xlb_dp_quic_sid_get(&dp, &k, &id);
+	xlb_dp_close(&dp);
+	return ret ? -1 : (long long)id;
+}
+
+/*
+ * xlbd writes a quic VIP's server IDs into the data path and keeps them
+ * with the backends' states: drained keep theirs, down lose theirs,
+ * removed ones and removed VIPs take theirs along.  explain names the
+ * backend a short header's CID routes to, and why another is not.
+ */
+TEST_F(xlbd, quic_server_ids_follow_backends_and_explain_names_them)
+{
+	static const __u8 a[3] = { 0x0a, 0x0b, 0x0c }, b[3] = { 0x0a, 0x0b, 0x0d };
+	struct xlb_err err = { "" };
+	struct xlb_quic_sid_key k;
+	struct xlb_dp dp;
+	json_object *j;
+
+	ASSERT_EQ(0, ctl(&self->e, "vip add " QVIP " quic on quic-sid-len 3 quic-nonce-len 4"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " QVIP " " BE_NET "2 quic-id 0a0b0c"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " QVIP " " BE_NET "3 quic-id 0a0b0d"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " QVIP " " BE_NET "4"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(quic_be_id(&self->e, 2), quic_pinned(&self->e, a, 3));
+	EXPECT_EQ(quic_be_id(&self->e, 3), quic_pinned(&self->e, b, 3));
+	EXPECT_LE(0, quic_be_id(&self->e, 2));
+
+	/* explain: a short header to .3's ID from anywhere goes to .3 */
+	j = ctl_json(&self->e, "explain 'udp 198.51.100.7:5000 -> " QVIP_DST
+		     " dcid 070a0b0d01020304'");
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_STREQ("forward", jget_str(j, "verdict"));
+	EXPECT_STREQ("by_cid", jget_str(j, "quic.outcome"));
+	EXPECT_STREQ("0a0b0d", jget_str(j, "quic.server_id"));
+	EXPECT_STREQ(BE_NET "3", jget_str(j, "backend.addr"));
+	EXPECT_EQ(NULL, jget_str(j, "conntrack"));
+	json_object_put(j);
+	/* an unknown ID, another rotation: as any UDP flow, and why */
+	j = ctl_json(&self->e, "explain 'udp 198.51.100.7:5000 -> " QVIP_DST
+		     " dcid 07ffffff01020304'");
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_EQ(0, strncmp("unknown_id", jget_str(j, "quic.outcome"), 10));
+	EXPECT_STREQ("forward", jget_str(j, "verdict"));
+	EXPECT_NE(NULL, jget_str(j, "primary"));
+	json_object_put(j);
+	j = ctl_json(&self->e, "explain 'udp 198.51.100.7:5000 -> " QVIP_DST
+		     " dcid 270a0b0d01020304'");
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_EQ(0, strncmp("other_config", jget_str(j, "quic.outcome"), 12));
+	json_object_put(j);
+	/* bad dcids are refused by xlbctl with the reason */
+	EXPECT_NE(0, ctl(&self->e, "explain udp 198.51.100.7:5000 " QVIP_DST " dcid 0a0"));
+	EXPECT_NE(NULL, strstr(out, "not a QUIC connection ID")) TH_LOG("%s", out);
+	EXPECT_NE(0, ctl(&self->e, "explain tcp 198.51.100.7:5000 10.100.0.1:80 dcid 0a0b"));
+
+	/* drained keeps its ID, down loses it, active gets it back */
+	ASSERT_EQ(0, ctl(&self->e, "backend set " QVIP " " BE_NET "2 state drain"));
+	EXPECT_EQ(quic_be_id(&self->e, 2), quic_pinned(&self->e, a, 3));
+	ASSERT_EQ(0, ctl(&self->e, "backend set " QVIP " " BE_NET "2 state down"));
+	EXPECT_EQ(-1, quic_pinned(&self->e, a, 3));
+	ASSERT_EQ(0, ctl(&self->e, "backend set " QVIP " " BE_NET "2 state active"));
+	EXPECT_EQ(quic_be_id(&self->e, 2), quic_pinned(&self->e, a, 3));
+	/* a new ID replaces the old one */
+	ASSERT_EQ(0, ctl(&self->e, "backend set " QVIP " " BE_NET "3 quic-id 0a0b0e"));
+	EXPECT_EQ(-1, quic_pinned(&self->e, b, 3));
+	/* the counters are shown */
+	j = ctl_json(&self->e, "vip show " QVIP);
+	ASSERT_NE(NULL, j);
+	EXPECT_EQ(3, jget_int(j, "vips.0.quic.sid_len"));
+	EXPECT_EQ(0, jget_int(j, "vips.0.quic.stats.by_cid"));
+	json_object_put(j);
+	/* removed with the backend, and with the VIP */
+	ASSERT_EQ(0, ctl(&self->e, "backend del " QVIP " " BE_NET "2"));
+	EXPECT_EQ(-1, quic_pinned(&self->e, a, 3));
+	ASSERT_EQ(0, ctl(&self->e, "backend add " QVIP " " BE_NET "2 quic-id 0a0b0c"));
+	EXPECT_EQ(quic_be_id(&self->e, 2), quic_pinned(&self->e, a, 3));
+	ASSERT_EQ(0, ctl(&self->e, "vip del " QVIP));
+	ASSERT_EQ(0, xlb_dp_from_pins(&dp, self->e.pins, &err));
+	EXPECT_NE(0, bpf_map_get_next_key(dp.quic_sids, NULL, &k))
+		TH_LOG("a server ID outlived its VIP");
+	xlb_dp_close(&dp);
+}
+
+/* Bad quic commands change nothing, in the state or the data path. */
+TEST_F(xlbd, quic_rejected_commands_change_nothing)
+{
+	static const char *const bad[] = {
+		"vip set " VIP " quic on",			/* TCP */
+		"vip set " QVIP " quic-sid-len 2",		/* IDs are 3 */
+		"vip set " QVIP " quic off",			/* IDs remain */
+		"vip set " QVIP " quic-nonce-len 17",		/* 3 + 17 > 19 */
+		"backend add " QVIP " " BE_NET "4 quic-id 0a0b0c",	/* taken */
+		"backend add " QVIP " " BE_NET "4 quic-id 0a0b",	/* length */
+		"backend add " QVIP " " BE_NET "4 quic-id xyzxyz",
+		"backend add " VIP " " BE_NET "4 quic-id 0a0b0f",	/* not quic */
+	};
+	static const __u8 a[3] = { 0x0a, 0x0b, 0x0c };
+	static char before[sizeof(out)];
+	long long id;
+	size_t i;
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "vip add " QVIP " quic on")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " QVIP " " BE_NET "2 quic-id 0a0b0c"))
+		TH_LOG("%s", out);
+	id = quic_pinned(&self->e, a, 3);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, ctl(&self->e, "save"));
+	snprintf(before, sizeof(before), "%s", out);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_NE(0, ctl(&self->e, "%s", bad[i])) TH_LOG("accepted: %s", bad[i]);
+		EXPECT_NE(0, strlen(out)) TH_LOG("no message for: %s", bad[i]);
+		ctl(&self->e, "save");
+		EXPECT_STREQ(before, out) TH_LOG("changed by: %s", bad[i]);
+		EXPECT_EQ(id, quic_pinned(&self->e, a, 3)) TH_LOG("after: %s", bad[i]);
+	}
+}
+
 TEST_HARNESS_MAIN

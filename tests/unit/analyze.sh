@@ -9,8 +9,8 @@ cd "$(dirname "$0")/../.." || exit 1
 
 BIN=${O:-build}/xlb-analyze
 KEYS=20000
-ALGOS="maglev ring modn jump rendezvous"
-TOTAL=12
+ALGOS="maglev ring modn jump rendezvous bounded"
+TOTAL=17
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -46,7 +46,8 @@ sys.excepthook = lambda t, e, tb: (print("%s: %s" % (t.__name__, e)),
                                    sys.exit(1))
 want = ["algo", "nodes", "vnodes", "table_size", "keys", "max_over_avg",
         "min_over_avg", "moved_fraction", "ideal_moved_fraction",
-        "moved_only_changed", "build_us", "memory_bytes"]
+        "moved_only_changed", "build_us", "memory_bytes", "spilled_fraction",
+        "bound", "hotspot"]
 lines = open(sys.argv[1]).read().splitlines()
 algos = sys.argv[2:]
 assert len(lines) == len(algos), "%d lines, want %d" % (len(lines), len(algos))
@@ -85,6 +86,28 @@ rows["jump"]["moved_only_changed"] and rows["rendezvous"]["moved_only_changed"]
 and abs(rows["modn"]["moved_fraction"] - (1 - 1 / 11)) < 0.02'
 tap_result $? "jump and rendezvous minimal on add, modn moves about 1 - 1/(N+1)"
 
+# --- bounded loads ----------------------------------------------------------
+# Uniform flows: the bound (c = 1.25, far above Maglev's max/avg) almost
+# never binds, so placement is the plain table's: a few of the first keys
+# spill (the bound of a handful of keys is small), balance is Maglev's.
+json_check "$tmp/add.json" '
+rows["bounded"]["spilled_fraction"] < 0.002 and
+abs(rows["bounded"]["max_over_avg"] - rows["maglev"]["max_over_avg"]) < 0.01
+and rows["bounded"]["bound"] == 1.25'
+tap_result $? "bounded, uniform flows: placement the plain table's, up to the first keys" \
+	"$(grep -E 'maglev|bounded' "$tmp/add.json")"
+
+# The hot spot: half the flows from 4 sources (one hash each).  Maglev
+# piles them on 4 backends; with c = 1.25 they spill to the slots'
+# secondaries, and the busiest backend holds markedly less.
+"$BIN" -j --keys $KEYS --algo maglev,bounded --hotspot 0.5 >"$tmp/hot.json" 2>/dev/null &&
+json_check "$tmp/hot.json" '
+rows["maglev"]["max_over_avg"] > 1.5 and
+rows["bounded"]["max_over_avg"] < rows["maglev"]["max_over_avg"] - 0.2 and
+rows["bounded"]["spilled_fraction"] > 0.05 and rows["bounded"]["hotspot"] == 0.5'
+tap_result $? "bounded, hot spot: the busiest backend's share well below Maglev's" \
+	"$(cat "$tmp/hot.json")"
+
 # --- usage errors -------------------------------------------------------------
 bad_arg() {	# bad_arg OPTION-NAME ARGS...
 	local opt=$1 rc
@@ -103,6 +126,9 @@ bad_arg --table-size --table-size 1000
 bad_arg --algo --algo foo
 bad_arg --weights --weights 1,2 --nodes 3
 bad_arg --change --change swap
+bad_arg --bound --bound 1
+bad_arg --bound --bound x
+bad_arg --hotspot --hotspot 1
 
 # --- plot -------------------------------------------------------------------
 "$BIN" --keys $KEYS --plot "$tmp/plot.png" >/dev/null 2>"$tmp/plot.err"

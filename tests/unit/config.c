@@ -474,7 +474,7 @@ static const struct bad_case bad_lines[] = {
 	{ "set announce off now", "unexpected \"now\"" },
 	{ "vip add 10.0.0.2:80/tcp colour red", "unknown option \"colour\" for vip add; use algo, table-size" },
 	{ "vip add 10.0.0.2:80/tcp weight 3", "unknown option \"weight\" for vip add" },
-	{ "backend add 10.0.0.1:80/tcp 10.1.0.2 algo ring", "unknown option \"algo\" for backend add; use name, weight, state, health" },
+	{ "backend add 10.0.0.1:80/tcp 10.1.0.2 algo ring", "unknown option \"algo\" for backend add; use name, weight, state, quic-id, health" },
 	{ "vip set 10.0.0.1:80/tcp panic 1 panic 2", "option panic is given twice" },
 	{ "vip set 10.0.0.1:80/tcp src 192.0.2.1 src 192.0.2.2", "src is given twice for IPv4" },
 	{ "vip set 10.0.0.1:80/tcp stateless stateful", "stateless or stateful is given twice" },

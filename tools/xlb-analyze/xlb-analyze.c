@@ -51,13 +51,14 @@ enum algo {
 	ALGO_MODN,
 	ALGO_JUMP,
 	ALGO_HRW,
+	ALGO_BOUNDED,	/* Maglev's table with bounded loads */
 	ALGO_COUNT
 };
 
 #define ALGO_ALL	((1u << ALGO_COUNT) - 1)
 
 static const char *const algo_names[ALGO_COUNT] = {
-	"maglev", "ring", "modn", "jump", "rendezvous",
+	"maglev", "ring", "modn", "jump", "rendezvous", "bounded",
 };
 
 enum change {
@@ -77,7 +78,21 @@ struct opts {
 	uint64_t seed;
 	bool json;
 	const char *plot;
+	double bound;		/* bounded: c */
+	double hotspot;		/* share of keys from HOT_SOURCES sources */
 };
+
+/*
+ * Consistent hashing with bounded loads over the table's two choices
+ * (Mirrokni, Thorup, Zadimoghaddam, "Consistent Hashing with Bounded
+ * Loads", 2016; the slot's primary and secondary of docs/datapath.md):
+ * keys arrive in order and stay (active connections); a key whose
+ * primary would hold more than ceil(c x (placed + 1) x w / W) takes the
+ * secondary if that one would not, else stays on the primary.
+ */
+#define BOUND_DEFAULT	1.25
+/* The hot-spot workload: most flows from a few sources behind one NAT. */
+#define HOT_SOURCES	4
 
 /* A membership: backends in list order (which matters to modn and jump). */
 struct bset {
@@ -96,6 +111,7 @@ struct scenario {
 	const uint64_t *hash;		/* 64-bit flow hashes */
 	size_t keys;
 	int build_runs;
+	double bound;			/* bounded: c */
 };
 
 /* A built placement function. */
@@ -111,6 +127,7 @@ struct place {
 };
 
 struct result {
+	double spilled;		/* bounded: keys not on the table's primary */
 	double max_avg;
 	double min_avg;
 	double moved;
@@ -295,6 +312,7 @@ static uint16_t place_lookup(const struct place *p, uint64_t h64)
 	switch (p->algo) {
 	case ALGO_MAGLEV:
 	case ALGO_RING:
+	case ALGO_BOUNDED:
 		return p->table.slots[h % p->table.size].primary;
 	case ALGO_MODN:
 		if (p->repl)
@@ -324,7 +342,7 @@ static int build_table(struct place *p, const struct scenario *sc,
 	struct xlb_table_params tp = sc->tp;
 	int ret;
 
-	tp.algo = p->algo == ALGO_MAGLEV ? XLB_ALGO_MAGLEV : XLB_ALGO_RING;
+	tp.algo = p->algo == ALGO_RING ? XLB_ALGO_RING : XLB_ALGO_MAGLEV;
 	ret = xlb_table_build(&p->table, &tp, p->set->spec, p->set->n, err);
 	if (!ret)
 		p->mem = (size_t)p->table.size * sizeof(*p->table.slots);
@@ -376,6 +394,7 @@ static int place_build(struct place *p, enum algo a, const struct bset *set,
 	switch (a) {
 	case ALGO_MAGLEV:
 	case ALGO_RING:
+	case ALGO_BOUNDED:
 		return build_table(p, sc, err);
 	case ALGO_MODN:
 		return p->weighted ? build_repl(p, err) : 0;
@@ -485,6 +504,74 @@ static void churn(const struct scenario *sc, const struct place *pb,
 	r->moved = (double)moved / (double)sc->keys;
 }
 
+/*
+ * The bounded placement of every key (out[i]), keys arriving in order;
+ * how many left their primary.  load: one counter per id, zeroed here.
+ */
+static size_t bounded_place(const struct scenario *sc, const struct place *p,
+			    uint16_t *out, size_t *load, size_t n_load)
+{
+	double total = eff_total(p), c = sc->bound;
+	uint32_t *w = calloc(n_load, sizeof(*w));
+	size_t i, spilled = 0;
+
+	memset(load, 0, n_load * sizeof(*load));
+	for (i = 0; w && i < p->set->n; i++)
+		w[p->set->spec[i].id] = eff_weight(p, i);
+	for (i = 0; i < sc->keys; i++) {
+		const struct xlb_slot *s =
+			&p->table.slots[xlb_hash_fold(sc->hash[i]) % p->table.size];
+		uint16_t pick = s->primary, sec = s->secondary;
+		double share = c * (double)(i + 1) / total;
+
+		if (w && pick < n_load &&
+		    load[pick] + 1 > ceil(share * w[pick]) &&
+		    sec < n_load && w[sec] &&
+		    load[sec] + 1 <= ceil(share * w[sec])) {
+			pick = sec;
+			spilled++;
+		}
+		out[i] = pick;
+		if (pick < n_load)
+			load[pick]++;
+	}
+	free(w);
+	return spilled;
+}
+
+/* churn() and the counts for bounded: two simulations, key by key. */
+static int churn_bounded(const struct scenario *sc, const struct place *pb,
+			 const struct place *pa, size_t *count,
+			 struct result *r, struct xlb_err *err)
+{
+	size_t n = sc->before.n + 1, i, moved = 0;
+	uint16_t *b = malloc(sc->keys * sizeof(*b));
+	uint16_t *a = malloc(sc->keys * sizeof(*a));
+	size_t *load = calloc(n, sizeof(*load));
+
+	if (!a || !b || !load) {
+		free(a);
+		free(b);
+		free(load);
+		return xlb_errf(err, ENOMEM, "out of memory");
+	}
+	r->spilled = (double)bounded_place(sc, pb, b, count, n) / sc->keys;
+	bounded_place(sc, pa, a, load, n);
+	r->only_changed = true;
+	for (i = 0; i < sc->keys; i++) {
+		if (a[i] == b[i])
+			continue;
+		moved++;
+		if ((sc->change == CHANGE_ADD ? a[i] : b[i]) != sc->changed)
+			r->only_changed = false;
+	}
+	r->moved = (double)moved / (double)sc->keys;
+	free(a);
+	free(b);
+	free(load);
+	return 0;
+}
+
 static int evaluate(const struct scenario *sc, enum algo a, struct result *r,
 		    struct xlb_err *err)
 {
@@ -502,7 +589,13 @@ static int evaluate(const struct scenario *sc, enum algo a, struct result *r,
 	ret = place_build(&pa, a, &sc->after, sc, err);
 	if (ret)
 		goto out;
-	churn(sc, &pb, &pa, count, r);
+	r->spilled = 0;
+	if (a == ALGO_BOUNDED)
+		ret = churn_bounded(sc, &pb, &pa, count, r, err);
+	else
+		churn(sc, &pb, &pa, count, r);
+	if (ret)
+		goto out;
 	balance(&pb, count, sc->keys, r);
 	r->ideal = ideal_moved(sc, &pb, &pa);
 	r->mem = pb.mem;
@@ -551,19 +644,35 @@ static struct xlb_hash_key key_from_seed(uint64_t seed)
 }
 
 /* K flow hashes; the flows come from a generator seeded apart from the key. */
+/*
+ * K flow hashes; the flows come from a generator seeded apart from the
+ * key.  With hotspot > 0, that share of them (spread over the sequence)
+ * comes from HOT_SOURCES sources of a VIP hashing on the source address:
+ * every flow of a source has its source's hash.
+ */
 static uint64_t *make_hashes(const struct xlb_hash_key *key, uint64_t seed,
-			     size_t keys)
+			     size_t keys, double hotspot)
 {
 	struct xlb_rand r = { .s = seed ^ 0x666c6f7773ULL };
-	uint64_t *h = malloc(keys * sizeof(*h));
+	uint64_t *h = malloc(keys * sizeof(*h)), hot[HOT_SOURCES];
 	struct xlb_flow f;
 	size_t i;
 
 	if (!h)
 		return NULL;
+	for (i = 0; i < HOT_SOURCES; i++) {
+		xlb_rand_flow(&r, &f, XLB_FAMILY_INET);
+		f.sport = f.dport = 0;
+		hot[i] = xlb_flow_hash64(key, &f);
+	}
 	for (i = 0; i < keys; i++) {
 		xlb_rand_flow(&r, &f, XLB_FAMILY_INET);
-		h[i] = xlb_flow_hash64(key, &f);
+		if (hotspot > 0 &&
+		    (double)(xlb_rand_next(&r) >> 11) / (double)(1ULL << 53) <
+		    hotspot)
+			h[i] = hot[xlb_rand_next(&r) % HOT_SOURCES];
+		else
+			h[i] = xlb_flow_hash64(key, &f);
 	}
 	return h;
 }
@@ -588,22 +697,28 @@ static void print_header(const struct opts *o, const struct scenario *sc)
 	for (i = 0; i < s->n; i++)
 		if (s->spec[i].id == sc->changed)
 			w = s->spec[i].weight;
-	printf("nodes %u, vnodes %u, table size %u, keys %u, change %s %s (weight %u), seed %llu%s\n",
+	printf("nodes %u, vnodes %u, table size %u, keys %u, change %s %s (weight %u), seed %llu%s",
 	       o->nodes, o->vnodes, o->size, o->keys,
 	       sc->change == CHANGE_ADD ? "add" : "remove",
 	       backend_name(sc, name, sizeof(name)), w,
 	       (unsigned long long)o->seed,
 	       o->weights ? ", weighted" : "");
-	printf("%-10s %8s %8s %9s %9s %12s %11s %12s\n", "algo", "max/avg",
-	       "min/avg", "moved", "ideal", "only_changed", "build_us",
-	       "memory_bytes");
+	if (o->hotspot > 0)
+		printf(", hot spot: %.0f%% of keys from %d sources",
+		       100 * o->hotspot, HOT_SOURCES);
+	if (o->algos & (1u << ALGO_BOUNDED))
+		printf(", bound c %.2f", o->bound);
+	printf("\n%-10s %8s %8s %9s %9s %12s %11s %12s %8s\n", "algo",
+	       "max/avg", "min/avg", "moved", "ideal", "only_changed",
+	       "build_us", "memory_bytes", "spilled");
 }
 
 static void print_row(enum algo a, const struct result *r)
 {
-	printf("%-10s %8.4f %8.4f %9.6f %9.6f %12s %11.1f %12zu\n",
+	printf("%-10s %8.4f %8.4f %9.6f %9.6f %12s %11.1f %12zu %8.6f\n",
 	       algo_names[a], r->max_avg, r->min_avg, r->moved, r->ideal,
-	       r->only_changed ? "yes" : "no", r->build_us, r->mem);
+	       r->only_changed ? "yes" : "no", r->build_us, r->mem,
+	       r->spilled);
 }
 
 static void print_json(const struct opts *o, enum algo a,
@@ -614,13 +729,15 @@ static void print_json(const struct opts *o, enum algo a,
 	       "\"weighted\":%s,\"max_over_avg\":%.6f,\"min_over_avg\":%.6f,"
 	       "\"moved_fraction\":%.6f,\"ideal_moved_fraction\":%.6f,"
 	       "\"moved_only_changed\":%s,\"build_us\":%.3f,"
-	       "\"memory_bytes\":%zu}\n",
+	       "\"memory_bytes\":%zu,\"spilled_fraction\":%.6f,"
+	       "\"bound\":%.4f,\"hotspot\":%.4f}\n",
 	       algo_names[a], o->nodes, o->vnodes, o->size, o->keys,
 	       o->change == CHANGE_ADD ? "add" : "remove",
 	       (unsigned long long)o->seed,
 	       o->weights && a != ALGO_JUMP ? "true" : "false",
 	       r->max_avg, r->min_avg, r->moved, r->ideal,
-	       r->only_changed ? "true" : "false", r->build_us, r->mem);
+	       r->only_changed ? "true" : "false", r->build_us, r->mem,
+	       r->spilled, a == ALGO_BOUNDED ? o->bound : 0.0, o->hotspot);
 }
 
 static void print_notes(const struct opts *o)
@@ -704,7 +821,8 @@ static int plot_moved_row(FILE *f, struct scenario *base, uint32_t n,
 	if (ret)
 		return xlb_errf(err, ENOMEM, "out of memory");
 	fprintf(f, "%u", n);
-	for (a = 0; a < ALGO_COUNT && !ret; a++) {
+	/* the stateless functions; bounded depends on the arrival order */
+	for (a = 0; a < ALGO_BOUNDED && !ret; a++) {
 		if (a == ALGO_RING && !ring_fits(n, sc.tp.vnodes)) {
 			fprintf(f, " NaN");
 			continue;
@@ -871,7 +989,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: " PROG " [options]\n"
 		"Compare flow placement functions on synthetic flows.\n\n"
-		"  --algo LIST          maglev,ring,modn,jump,rendezvous or all (default all)\n"
+		"  --algo LIST          maglev,ring,modn,jump,rendezvous,bounded or all\n"
+		"                       (default all)\n"
 		"  --nodes N            backends before the change, 1..65535 (default 10)\n"
 		"  --vnodes V           ring tokens per unit of weight (default 100)\n"
 		"  --table-size M       table slots, an allowed prime (default 65537)\n"
@@ -881,6 +1000,10 @@ static void usage(FILE *out)
 		"  --seed S             key and flow seed, 0..2^64-1 (default 1)\n"
 		"  -j, --json           one JSON object per line per algorithm\n"
 		"  --plot FILE.png      also draw balance and churn curves with gnuplot\n"
+		"  --bound C            bounded: no backend above C x its share of the\n"
+		"                       keys placed so far, 1 < C <= 10 (default 1.25)\n"
+		"  --hotspot F          that share of keys (0..0.99) from 4 sources of a\n"
+		"                       source-hash VIP: one hash each (default 0)\n"
 		"  -h, --help           this text\n");
 }
 
@@ -912,6 +1035,23 @@ static int parse_u32(const char *opt, const char *s, uint32_t min,
 	return ret;
 }
 
+/* A decimal number in (lo, hi] (or [lo, hi] when lo_ok). */
+static int parse_fraction(const char *opt, const char *s, double lo, double hi,
+			  bool lo_ok, double *out)
+{
+	char *end = NULL;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || isnan(v) || v > hi ||
+	    (lo_ok ? v < lo : v <= lo))
+		return usage_err("%s: '%s' is not accepted; accepted: a number %s %g and at most %g",
+				 opt, s, lo_ok ? "from" : "above", lo, hi);
+	*out = v;
+	return 0;
+}
+
 static int parse_algo_one(const char *s, size_t len, unsigned int *mask)
 {
 	int a;
@@ -926,7 +1066,7 @@ static int parse_algo_one(const char *s, size_t len, unsigned int *mask)
 			*mask |= 1u << a;
 			return 0;
 		}
-	return usage_err("--algo: unknown algorithm '%.*s'; accepted: a comma list of maglev, ring, modn, jump, rendezvous, or all",
+	return usage_err("--algo: unknown algorithm '%.*s'; accepted: a comma list of maglev, ring, modn, jump, rendezvous, bounded, or all",
 			 (int)len, s);
 }
 
@@ -1014,6 +1154,8 @@ enum {
 	OPT_CHANGE,
 	OPT_SEED,
 	OPT_PLOT,
+	OPT_BOUND,
+	OPT_HOTSPOT,
 };
 
 static const struct option long_opts[] = {
@@ -1027,6 +1169,8 @@ static const struct option long_opts[] = {
 	{ "seed",	required_argument, NULL, OPT_SEED },
 	{ "json",	no_argument,	   NULL, 'j' },
 	{ "plot",	required_argument, NULL, OPT_PLOT },
+	{ "bound",	required_argument, NULL, OPT_BOUND },
+	{ "hotspot",	required_argument, NULL, OPT_HOTSPOT },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -1059,6 +1203,12 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case 'j':
 		o->json = true;
 		return 0;
+	case OPT_BOUND:
+		return parse_fraction("--bound", arg, 1.0, 10.0, false,
+				      &o->bound);
+	case OPT_HOTSPOT:
+		return parse_fraction("--hotspot", arg, 0.0, 0.99, true,
+				      &o->hotspot);
 	}
 	fprintf(stderr, "Try '" PROG " --help'.\n");
 	return -EINVAL;
@@ -1110,11 +1260,12 @@ static int run(const struct opts *o)
 		},
 		.keys = o->keys,
 		.build_runs = BUILD_RUNS,
+		.bound = o->bound,
 	};
 	uint64_t *hash;
 	int ret;
 
-	hash = make_hashes(&sc.tp.key, o->seed, o->keys);
+	hash = make_hashes(&sc.tp.key, o->seed, o->keys, o->hotspot);
 	if (!hash || scenario_init(&sc, o->nodes, o->weights, o->change)) {
 		fprintf(stderr, PROG ": out of memory for %u flows\n", o->keys);
 		free(hash);
@@ -1139,6 +1290,7 @@ int main(int argc, char **argv)
 		.keys = 200000,
 		.change = CHANGE_ADD,
 		.seed = 1,
+		.bound = BOUND_DEFAULT,
 	};
 	int ret;
 

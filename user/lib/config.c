@@ -6,6 +6,7 @@
  * limits, cross-checks) is user/lib/state.c's business.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -418,6 +419,34 @@ static int parse_name(const char *s, char *out, struct xlb_err *err)
 	return 0;
 }
 
+/* quic-id HEX (1..15 octets) or none (len 0). */
+static int parse_quic_id(const char *s, struct xlb_backend_conf *b,
+			 struct xlb_err *err)
+{
+	size_t len = strlen(s), i;
+	unsigned int x;
+
+	if (!strcmp(s, "none")) {
+		b->quic_id_len = 0;
+		memset(b->quic_id, 0, sizeof(b->quic_id));
+		return 0;
+	}
+	for (i = 0; i < len; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			break;
+	if (!len || len % 2 || len > 2 * XLB_QUIC_SID_MAX || i < len)
+		return xlb_errf(err, EINVAL,
+				"quic-id \"%.40s\" is not a server ID: 1..%d octets as an even number of hex digits (e.g. c4605e), or none",
+				s, XLB_QUIC_SID_MAX);
+	memset(b->quic_id, 0, sizeof(b->quic_id));
+	for (i = 0; i < len / 2; i++) {
+		sscanf(s + 2 * i, "%2x", &x);
+		b->quic_id[i] = (uint8_t)x;
+	}
+	b->quic_id_len = (uint8_t)(len / 2);
+	return 0;
+}
+
 static int parse_ifname(const char *s, char *out, struct xlb_err *err)
 {
 	size_t len = strlen(s), i;
@@ -467,6 +496,7 @@ enum val_type {
 	T_NAME,
 	T_PATH,
 	T_ANNOUNCE,	/* set announce table N | off */
+	T_QUIC_ID,	/* a server ID in hex, or none */
 };
 
 #define ON_VIP		1
@@ -508,9 +538,16 @@ static const struct opt_def options[] = {
 	{ "src", XLB_OPT_VIP_SRC4, ON_VIP, T_SRC, 0, 0, NULL },
 	{ "health-consensus", XLB_OPT_HEALTH_CONSENSUS, ON_VIP, T_KW, 0, 0,
 	  kw_onoff },
+	{ "quic", XLB_OPT_QUIC, ON_VIP, T_KW, 0, 0, kw_onoff },
+	{ "quic-cr", XLB_OPT_QUIC_CR, ON_VIP, T_NUM, 0, XLB_QUIC_CR_MAX, NULL },
+	{ "quic-sid-len", XLB_OPT_QUIC_SID_LEN, ON_VIP, T_NUM, XLB_QUIC_SID_MIN,
+	  XLB_QUIC_SID_MAX, NULL },
+	{ "quic-nonce-len", XLB_OPT_QUIC_NONCE_LEN, ON_VIP, T_NUM,
+	  XLB_QUIC_NONCE_MIN, XLB_QUIC_NONCE_MAX, NULL },
 	{ "name", XLB_OPT_NAME, ON_BACKEND, T_NAME, 0, 0, NULL },
 	{ "weight", XLB_OPT_WEIGHT, ON_BACKEND, T_NUM, 0, 65535, NULL },
 	{ "state", XLB_OPT_STATE, ON_BACKEND, T_KW, 0, 0, kw_state },
+	{ "quic-id", XLB_OPT_QUIC_ID, ON_BACKEND, T_QUIC_ID, 0, 0, NULL },
 	{ "health", XLB_OPT_HEALTH, ON_BOTH, T_KW, 0, 0, kw_health },
 	{ "health-port", XLB_OPT_HEALTH_PORT, ON_BOTH, T_NUM, 0, 65535, NULL },
 	{ "interval", XLB_OPT_INTERVAL, ON_BOTH, T_NUM, INTERVAL_MIN,
@@ -570,6 +607,8 @@ static const char *opt_hint(const struct opt_def *d, char *buf, size_t len)
 		return "a path such as /health";
 	case T_ANNOUNCE:
 		return "table 1..4294967295 (not 253, 254, 255) or off";
+	case T_QUIC_ID:
+		return "a server ID of 1..15 octets in hex (e.g. c4605e), or none";
 	}
 	return "";
 }
@@ -624,6 +663,18 @@ static void store(struct xlb_op *op, int opt, uint32_t v)
 		break;
 	case XLB_OPT_HEALTH_CONSENSUS:
 		op->vip.health_consensus = v;
+		break;
+	case XLB_OPT_QUIC:
+		op->vip.quic = v;
+		break;
+	case XLB_OPT_QUIC_CR:
+		op->vip.quic_cr = (uint8_t)v;
+		break;
+	case XLB_OPT_QUIC_SID_LEN:
+		op->vip.quic_sid_len = (uint8_t)v;
+		break;
+	case XLB_OPT_QUIC_NONCE_LEN:
+		op->vip.quic_nonce_len = (uint8_t)v;
 		break;
 	case XLB_OPT_WEIGHT:
 		op->backend.weight = v;
@@ -752,6 +803,9 @@ static int parse_value(const struct opt_def *d, const char *s,
 		return ret ? ret : d->opt;
 	case T_ANNOUNCE:
 		break;		/* parse_announce: more than one token */
+	case T_QUIC_ID:
+		ret = parse_quic_id(s, &op->backend, err);
+		return ret ? ret : d->opt;
 	}
 	if (ret)
 		return ret;
@@ -1549,6 +1603,9 @@ static void save_vip(struct sbuf *b, const struct xlb_vip_conf *v)
 		sb_printf(b, " panic %u", v->panic_pct);
 	if (v->health_consensus)
 		sb_printf(b, " health-consensus on");
+	if (v->quic)
+		sb_printf(b, " quic on quic-cr %u quic-sid-len %u quic-nonce-len %u",
+			  v->quic_cr, v->quic_sid_len, v->quic_nonce_len);
 	if (v->src4)
 		sb_printf(b, " src %s", xlb_addr_str(XLB_FAMILY_INET, a4, as));
 	if (!is_zero6(v->src6))
@@ -1572,6 +1629,13 @@ static void save_backend(struct sbuf *b, const struct xlb_backend_conf *be)
 		sb_printf(b, " weight %u", be->weight);
 	if (be->admin != XLB_ADMIN_ACTIVE)
 		sb_printf(b, " state %s", kw_name(kw_state, be->admin));
+	if (be->quic_id_len) {
+		size_t i;
+
+		sb_printf(b, " quic-id ");
+		for (i = 0; i < be->quic_id_len; i++)
+			sb_printf(b, "%02x", be->quic_id[i]);
+	}
 	save_health(b, &be->health, XLB_HEALTH_INHERIT);
 	sb_printf(b, "\n");
 }

@@ -10,10 +10,12 @@
  *   link attach IFNAME [native|generic] | link detach IFNAME
  *   vip add|set VIP [algo maglev|ring] [table-size M] [vnodes 1..10000]
  *       [hash 5tuple|3tuple|src] [encap ipip|gue] [stateless|stateful]
- *       [panic 0..100] [src ADDR] [health-consensus on|off] [HEALTH...]
+ *       [panic 0..100] [src ADDR] [health-consensus on|off]
+ *       [quic on|off] [quic-cr 0..6] [quic-sid-len 1..15]
+ *       [quic-nonce-len 4..18] [HEALTH...]
  *   vip del VIP
  *   backend add|set VIP ADDR [name NAME] [weight 0..65535]
- *       [state active|drain|down] [HEALTH...]
+ *       [state active|drain|down] [quic-id HEX|none] [HEALTH...]
  *   backend del VIP ADDR
  *   HEALTH := health tcp|http|udp|none|inherit [health-port 0..65535]
  *       [interval 10..3600000] [timeout 1..3600000] [rise 1..100]
@@ -84,10 +86,15 @@ enum xlb_opt {
 	XLB_OPT_VIP_SRC4,
 	XLB_OPT_VIP_SRC6,
 	XLB_OPT_HEALTH_CONSENSUS,
+	XLB_OPT_QUIC,
+	XLB_OPT_QUIC_CR,
+	XLB_OPT_QUIC_SID_LEN,
+	XLB_OPT_QUIC_NONCE_LEN,
 	/* backend add/set: xlb_op.backend */
 	XLB_OPT_NAME,
 	XLB_OPT_WEIGHT,
 	XLB_OPT_STATE,
+	XLB_OPT_QUIC_ID,
 	/* health of a VIP (xlb_op.vip.health) or backend (.backend.health) */
 	XLB_OPT_HEALTH,
 	XLB_OPT_HEALTH_PORT,

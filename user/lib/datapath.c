@@ -62,7 +62,7 @@ static const struct map_spec map_specs[] = {
 	SPEC(XLB_MAP_EVENTS, events, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 	     sizeof(__u64), XLB_EV_IN_MAP, "__u64"),
 	SPEC(XLB_MAP_ACTIONS, actions, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
-	     sizeof(__u64), XLB_ACTIONS, "__u64"),
+	     sizeof(__u64), XLB_ACTIONS * XLB_LINK_SLOTS, "__u64"),
 	SPEC(XLB_MAP_TX_PORTS, tx_ports, BPF_MAP_TYPE_DEVMAP_HASH, 4, 4, 1,
 	     "an ifindex"),
 	SPEC(XLB_MAP_GEN, gen, BPF_MAP_TYPE_ARRAY, 4, 4, 1, "__u32"),
@@ -73,6 +73,11 @@ static const struct map_spec map_specs[] = {
 	SPEC(XLB_MAP_MEMBERS, members, BPF_MAP_TYPE_ARRAY, 4,
 	     sizeof(struct xlb_member_bucket), XLB_MEMBER_BUCKETS,
 	     "struct xlb_member_bucket"),
+	SPEC(XLB_MAP_QUIC_SIDS, quic_sids, BPF_MAP_TYPE_HASH,
+	     sizeof(struct xlb_quic_sid_key), 4, 1, "__u32 (a backend id)"),
+	SPEC(XLB_MAP_QUIC_STATS, quic_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+	     sizeof(struct xlb_quic_stats), XLB_MAX_VIPS,
+	     "struct xlb_quic_stats"),
 };
 
 #define N_MAPS		ARRAY_SIZE(map_specs)
@@ -80,6 +85,7 @@ static const struct map_spec map_specs[] = {
 /* Counters are read as arrays of __u64 per CPU. */
 _Static_assert(sizeof(struct xlb_vip_stats) % 8 == 0, "per-CPU layout");
 _Static_assert(sizeof(struct xlb_counter) % 8 == 0, "per-CPU layout");
+_Static_assert(sizeof(struct xlb_quic_stats) % 8 == 0, "per-CPU layout");
 
 static int *dp_fd(struct xlb_dp *dp, const struct map_spec *s)
 {
@@ -427,6 +433,20 @@ int xlb_dp_vip_stats(const struct xlb_dp *dp, __u32 vip_id,
 	return ret;
 }
 
+int xlb_dp_quic_stats(const struct xlb_dp *dp, __u32 vip_id,
+		      struct xlb_quic_stats *sum)
+{
+	__u64 w[XLB_QUIC_STATS_N] = { 0 };
+	int ret;
+
+	ret = dp_vip_id_check(vip_id, NULL);
+	if (!ret)
+		ret = percpu_sum(dp, dp->quic_stats, vip_id, w,
+				 XLB_QUIC_STATS_N);
+	memcpy(sum, w, sizeof(*sum));
+	return ret;
+}
+
 int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
 			 struct xlb_counter *sum)
 {
@@ -467,9 +487,73 @@ int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX])
 	return ret;
 }
 
+/*
+ * Every link's actions, summed over CPUs into by_slot[slot * XLB_ACTIONS +
+ * action]: one batch lookup of the whole map.
+ */
+static int actions_read(const struct xlb_dp *dp, __u64 *by_slot)
+{
+	const __u32 n = XLB_ACTIONS * XLB_LINK_SLOTS;
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	__u32 *keys, count = n, out_batch = 0, i;
+	__u64 *v;
+	int cpu, ret;
+
+	memset(by_slot, 0, n * sizeof(*by_slot));
+	if (dp->ncpus <= 0)
+		return -EINVAL;
+	keys = calloc(n, sizeof(*keys));
+	v = calloc((size_t)n * dp->ncpus, sizeof(*v));
+	if (!keys || !v) {
+		free(keys);
+		free(v);
+		return -ENOMEM;
+	}
+	ret = bpf_map_lookup_batch(dp->actions, NULL, &out_batch, keys, v,
+				   &count, &o);
+	if (ret && errno == ENOENT)	/* the end came in this batch */
+		ret = 0;
+	ret = ret ? -errno : 0;
+	for (i = 0; !ret && i < count; i++)
+		for (cpu = 0; cpu < dp->ncpus; cpu++)
+			if (keys[i] < n)
+				by_slot[keys[i]] += v[(size_t)i * dp->ncpus + cpu];
+	free(keys);
+	free(v);
+	if (ret == -EINVAL || ret == -EOPNOTSUPP)	/* no batches */
+		ret = percpu_sum_all(dp, dp->actions, by_slot, n);
+	return ret;
+}
+
 int xlb_dp_actions(const struct xlb_dp *dp, __u64 out[XLB_ACTIONS])
 {
-	return percpu_sum_all(dp, dp->actions, out, XLB_ACTIONS);
+	__u64 *all = calloc(XLB_ACTIONS * XLB_LINK_SLOTS, sizeof(*all));
+	__u32 s, a;
+	int ret;
+
+	memset(out, 0, XLB_ACTIONS * sizeof(*out));
+	if (!all)
+		return -ENOMEM;
+	ret = actions_read(dp, all);
+	for (s = 0; !ret && s < XLB_LINK_SLOTS; s++)
+		for (a = 0; a < XLB_ACTIONS; a++)
+			out[a] += all[s * XLB_ACTIONS + a];
+	free(all);
+	return ret;
+}
+
+int xlb_dp_link_actions(const struct xlb_dp *dp, __u32 ifindex,
+			__u64 out[XLB_ACTIONS])
+{
+	__u32 a, base = XLB_LINK_SLOT(ifindex) * XLB_ACTIONS;
+	int ret;
+
+	for (a = 0; a < XLB_ACTIONS; a++) {
+		ret = percpu_sum(dp, dp->actions, base + a, &out[a], 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static const char *const event_names[] = {

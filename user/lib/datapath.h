@@ -43,6 +43,8 @@ struct xlb_dp {
 	int flow_cache;		/* xlb_flow_cache */
 	int ct_guard;		/* xlb_ct_guard */
 	int members;		/* xlb_members */
+	int quic_sids;		/* xlb_quic_sids */
+	int quic_stats;		/* xlb_quic_stats */
 	__u32 *gen_map;		/* xlb_gen, mapped (xlb_dp_changed) */
 	struct xlb_member_bucket *member_map;	/* xlb_members, mapped */
 	int ncpus;		/* possible CPUs: per-CPU value count */
@@ -83,6 +85,8 @@ struct xlb_dp {
 #define XLB_MAP_FLOW_CACHE	"xlb_flow_cache"
 #define XLB_MAP_CT_GUARD	"xlb_ct_guard"
 #define XLB_MAP_MEMBERS		"xlb_members"
+#define XLB_MAP_QUIC_SIDS	"xlb_quic_sids"
+#define XLB_MAP_QUIC_STATS	"xlb_quic_stats"
 
 /* Name of the inner table maps publish creates (bpftool map list). */
 #define XLB_TABLE_MAP_NAME	"xlb_tbl"
@@ -251,6 +255,12 @@ int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
 int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX]);
 /* Indexed by XDP action: XDP_ABORTED, DROP, PASS, TX, REDIRECT. */
 int xlb_dp_actions(const struct xlb_dp *dp, __u64 out[XLB_ACTIONS]);
+/*
+ * The same for the packets that came in on interface ifindex (and on any
+ * other whose ifindex is the same modulo XLB_LINK_SLOTS, bpf/structs.h).
+ */
+int xlb_dp_link_actions(const struct xlb_dp *dp, __u32 ifindex,
+			__u64 out[XLB_ACTIONS]);
 
 /* Stable snake_case name of an enum xlb_event ("no_backend"); NULL if none. */
 const char *xlb_event_name(int ev);
@@ -275,6 +285,32 @@ void xlb_ct_key_derive(const struct xlb_hash_key *key,
 int xlb_dp_ct_count(const struct xlb_dp *dp, __u32 *count);
 /* How many flows the connection table holds at most (its max_entries). */
 int xlb_dp_ct_capacity(const struct xlb_dp *dp, __u32 *capacity);
+
+/* --- QUIC connection-ID routing (bpf/quic.h) ------------------------------ */
+
+/* One server ID of a VIP and the backend it routes to. */
+struct xlb_quic_sid {
+	struct xlb_quic_sid_key key;	/* VIP id, server ID zero-padded */
+	__u32 backend;
+};
+
+/*
+ * Make xlb_quic_sids hold exactly sids[0..n): entries not in it are
+ * deleted after the new ones are written.  -EINVAL (nothing written) for
+ * a VIP id >= XLB_MAX_VIPS, a backend id >= XLB_MAX_BACKENDS, a key given
+ * twice or more than XLB_QUIC_SIDS entries.
+ */
+int xlb_dp_quic_sids_sync(const struct xlb_dp *dp,
+			  const struct xlb_quic_sid *sids, size_t n,
+			  struct xlb_err *err);
+/* The backend id of (VIP id, server ID); -ENOENT when there is none. */
+int xlb_dp_quic_sid_get(const struct xlb_dp *dp,
+			const struct xlb_quic_sid_key *key, __u32 *backend);
+/* The VIP's QUIC counters summed over all CPUs. */
+int xlb_dp_quic_stats(const struct xlb_dp *dp, __u32 vip_id,
+		      struct xlb_quic_stats *sum);
+/* Stable snake_case names of the counters, in struct order. */
+extern const char *const xlb_quic_stat_names[XLB_QUIC_STATS_N];
 
 /* --- redirect egress ------------------------------------------------------ */
 

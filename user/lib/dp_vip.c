@@ -116,10 +116,28 @@ static int vip_check(const struct xlb_vip *v, struct xlb_err *err)
 		return xlb_errf(err, EINVAL,
 				"VIP id %u is out of range: ids are 0..%u",
 				v->id, XLB_MAX_VIPS - 1);
-	if (v->flags & ~XLB_VIP_F_STATELESS)
+	if (v->flags & ~(XLB_VIP_F_STATELESS | XLB_VIP_F_QUIC))
 		return xlb_errf(err, EINVAL,
-				"VIP flags 0x%x are not allowed: a VIP may set 0x%x (stateless)",
-				v->flags, XLB_VIP_F_STATELESS);
+				"VIP flags 0x%x are not allowed: a VIP may set 0x%x (stateless) and 0x%x (quic)",
+				v->flags, XLB_VIP_F_STATELESS, XLB_VIP_F_QUIC);
+	if (!(v->flags & XLB_VIP_F_QUIC) && (v->quic_cr_sid || v->quic_nonce))
+		return xlb_errf(err, EINVAL,
+				"a VIP without the quic flag has no QUIC configuration");
+	if (v->flags & XLB_VIP_F_QUIC &&
+	    (XLB_QUIC_CR(v->quic_cr_sid) > XLB_QUIC_CR_MAX ||
+	     v->quic_cr_sid & 0x80 ||
+	     XLB_QUIC_SID(v->quic_cr_sid) < XLB_QUIC_SID_MIN ||
+	     v->quic_nonce < XLB_QUIC_NONCE_MIN ||
+	     v->quic_nonce > XLB_QUIC_NONCE_MAX ||
+	     XLB_QUIC_SID(v->quic_cr_sid) + v->quic_nonce >
+		     XLB_QUIC_CID_MAX - 1))
+		return xlb_errf(err, EINVAL,
+				"QUIC configuration rotation %u, server ID length %u, nonce length %u is not one of the draft: rotation 0..%d, server ID 1..%d, nonce %d..%d octets, both at most %d",
+				XLB_QUIC_CR(v->quic_cr_sid),
+				XLB_QUIC_SID(v->quic_cr_sid), v->quic_nonce,
+				XLB_QUIC_CR_MAX, XLB_QUIC_SID_MAX,
+				XLB_QUIC_NONCE_MIN, XLB_QUIC_NONCE_MAX,
+				XLB_QUIC_CID_MAX - 1);
 	if (v->hash_mode > XLB_HASH_SRC)
 		return xlb_errf(err, EINVAL,
 				"VIP hash mode %u is unknown: 0 (5-tuple), 1 (3-tuple) or 2 (source address)",
@@ -261,7 +279,6 @@ int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 	if (ret)
 		return ret;
 	v.table = 0;	/* the index's business (vip_index_place) */
-	memset(v.pad, 0, sizeof(v.pad));
 
 	ret = dp_vip_dump(dp, &vt);
 	if (ret)

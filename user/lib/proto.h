@@ -66,7 +66,12 @@
  *             "links": [LINK...]}
  *  "link.show" {}: result {"links": [LINK...]}
  *             LINK = {"ifname", "ifindex", "mode": "native"|"generic",
- *                     "attached": bool, "prog_id": n}
+ *                     "attached": bool, "prog_id": n, "error"?: "...",
+ *                     "packets": n, "actions": {"aborted", "drop",
+ *                     "pass", "tx", "redirect"} (packets that came in
+ *                     on it, a bond's slaves' included), "lower"?:
+ *                     [{"ifname", "ifindex", "packets", "actions"}] (a
+ *                     bond's slaves), "counters_shared_with"?: [ifname]}
  *  "vip.show" {"vip": "VIP"} (optional): result {"vips": [VIP...]}
  *             VIP = {"vip": "10.0.0.1:80/tcp", "id", "algo": "maglev"|"ring",
  *                    "table_size", "vnodes", "hash": "5tuple"|"3tuple"|"src",
@@ -77,7 +82,11 @@
  *                    "0x%016llx", "changed_at": unix seconds (float),
  *                    "memory_bytes": bytes the VIP's table map costs,
  *                    "stats": {"packets", "bytes", "new_flows", "ct_hits",
- *                              "ct_misses", "cache_hits"}}
+ *                              "ct_misses", "cache_hits"},
+ *                    "quic"?: {"cr", "sid_len", "nonce_len", "stats":
+ *                              {"by_cid", "long_header", "unknown_id",
+ *                               "other_config", "short_packet"}}
+ *                              (VIPs marked quic, bpf/quic.h)}
  *             HEALTH = {"kind": "tcp"|"http"|"udp"|"none"|"inherit",
  *                       "port", "interval_ms", "timeout_ms", "rise", "fall",
  *                       "http_path", "http_status"}
@@ -87,20 +96,23 @@
  *                   "check": HEALTH (effective), "last_check":
  *                   {"ok": bool, "detail": "...", "at": unix s} | null,
  *                   "in_table": bool, "slots", "share" (0..1),
- *                   "packets", "bytes"}
+ *                   "packets", "bytes", "quic_id"?: "hex"}
  *  "table.show" {"vip": "VIP"}: result {"vip", "algo", "table_size",
  *             "generation", "fingerprint", "changed_at", "backends_max_avg"
  *             (max slots / average slots over backends in the table),
  *             "backends": [{"name", "addr", "id", "slots", "share",
  *                           "ideal_share"}],
  *             "warning"?: "sentence" (e.g. M < 100 x backends)}
- *  "explain"  {"flow": "tcp 198.51.100.7:40000 -> 192.0.2.10:80"}
+ *  "explain"  {"flow": "tcp 198.51.100.7:40000 -> 192.0.2.10:80"
+ *             [" dcid HEX" for a QUIC short header]}
  *             result {"flow": canonical flow, "vip"?: "VIP", "verdict":
  *             "pass"|"drop"|"forward", "reason": "sentence",
  *             "hash", "slot", "table_size",
  *             "primary"?: {"id", "name", "addr"},
  *             "secondary"?: {"id", "name", "addr"},
  *             "conntrack"?: {"backend": {...}, "age_ms", "valid": bool},
+ *             "quic"?: {"config", "dcid"?, "server_id"?, "outcome":
+ *                       "by_cid" or why not (a sentence)},
  *             "backend"?: {...} (the one the packet goes to)}
  *  "stats"    {"vip": "VIP"} (optional): result {"time": unix s (float),
  *             "vips": [{"vip", "packets", "bytes", "new_flows", "ct_hits",

@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,8 @@ void xlb_vip_conf_init(struct xlb_vip_conf *v, const struct xlb_vip_key *key)
 	v->hash_mode = XLB_HASH_5TUPLE;
 	v->encap = XLB_ENCAP_IPIP;
 	v->panic_pct = PANIC_DEFAULT;
+	v->quic_sid_len = XLB_QUIC_SID_DEFAULT;
+	v->quic_nonce_len = XLB_QUIC_NONCE_DEFAULT;
 	xlb_health_init(&v->health, XLB_HEALTH_NONE);
 }
 
@@ -361,6 +364,9 @@ static bool vip_equal(const struct xlb_vip_conf *a, const struct xlb_vip_conf *b
 	       a->hash_mode == b->hash_mode && a->encap == b->encap &&
 	       a->stateless == b->stateless && a->panic_pct == b->panic_pct &&
 	       a->health_consensus == b->health_consensus &&
+	       a->quic == b->quic && a->quic_cr == b->quic_cr &&
+	       a->quic_sid_len == b->quic_sid_len &&
+	       a->quic_nonce_len == b->quic_nonce_len &&
 	       a->src4 == b->src4 && !memcmp(a->src6, b->src6, sizeof(a->src6)) &&
 	       health_equal(&a->health, &b->health);
 }
@@ -371,7 +377,9 @@ static bool backend_equal(const struct xlb_backend_conf *a,
 	return !xlb_vip_key_cmp(&a->vip, &b->vip) && a->family == b->family &&
 	       !memcmp(a->addr, b->addr, sizeof(a->addr)) &&
 	       !strcmp(a->name, b->name) && a->weight == b->weight &&
-	       a->admin == b->admin && health_equal(&a->health, &b->health);
+	       a->admin == b->admin && health_equal(&a->health, &b->health) &&
+	       a->quic_id_len == b->quic_id_len &&
+	       !memcmp(a->quic_id, b->quic_id, sizeof(a->quic_id));
 }
 
 static bool global_equal(const struct xlb_global_conf *a,
@@ -538,6 +546,89 @@ static int check_backend_health(const struct xlb_backend_conf *b, int *where,
 	return health_error(&b->health, fault, what, err);
 }
 
+static const char *quic_id_str(const struct xlb_backend_conf *b, char *buf)
+{
+	int i;
+
+	for (i = 0; i < b->quic_id_len; i++)
+		sprintf(buf + 2 * i, "%02x", b->quic_id[i]);
+	buf[2 * i] = 0;
+	return buf;
+}
+
+/*
+ * QUIC connection-ID routing (bpf/quic.h): a VIP marked quic is UDP and
+ * its CIDs fit 20 octets; a VIP not marked keeps the default
+ * configuration; a backend's quic-id needs a quic VIP, has its server ID
+ * length, and is unique in it.  b (index skip, -1: new; NULL: none) is
+ * checked as it would be against the VIP's other backends.
+ */
+static int check_quic(const struct xlb_state *s, const struct xlb_vip_conf *v,
+		      const struct xlb_backend_conf *b, long skip, int *where,
+		      struct xlb_err *err)
+{
+	char vs[XLB_VIP_STR_MAX], as[XLB_ADDR_STR_MAX], bs[XLB_ADDR_STR_MAX];
+	char hex[2 * XLB_QUIC_SID_MAX + 1];
+	size_t lo, hi, i, j;
+
+	xlb_vip_str(&v->key, vs);
+	if (v->quic && v->key.proto != IPPROTO_UDP) {
+		*where = XLB_OPT_QUIC;
+		return xlb_errf(err, EINVAL,
+				"VIP %s is not UDP: quic is for UDP VIPs", vs);
+	}
+	if (v->quic_sid_len + v->quic_nonce_len > XLB_QUIC_CID_MAX - 1) {
+		*where = XLB_OPT_QUIC_NONCE_LEN;
+		return xlb_errf(err, EINVAL,
+				"VIP %s: quic-sid-len %u and quic-nonce-len %u make %u octets after the first; a connection ID has at most %d in all",
+				vs, v->quic_sid_len, v->quic_nonce_len,
+				v->quic_sid_len + v->quic_nonce_len,
+				XLB_QUIC_CID_MAX);
+	}
+	if (!v->quic && (v->quic_cr || v->quic_sid_len != XLB_QUIC_SID_DEFAULT ||
+			 v->quic_nonce_len != XLB_QUIC_NONCE_DEFAULT)) {
+		*where = v->quic_cr ? XLB_OPT_QUIC_CR :
+			 v->quic_sid_len != XLB_QUIC_SID_DEFAULT ?
+			 XLB_OPT_QUIC_SID_LEN : XLB_OPT_QUIC_NONCE_LEN;
+		return xlb_errf(err, EINVAL,
+				"VIP %s is not marked quic: quic-cr, quic-sid-len and quic-nonce-len need quic on",
+				vs);
+	}
+	backend_range(s, &v->key, &lo, &hi);
+	for (i = lo; i <= hi; i++) {
+		const struct xlb_backend_conf *x = i < hi ? &s->backends[i] : b;
+
+		if (!x || (i < hi && (long)i == skip) || !x->quic_id_len)
+			continue;
+		xlb_addr_str(x->family, x->addr, as);
+		/* the VIP's change, or the backend's quic-id */
+		*where = b ? XLB_OPT_QUIC_ID : !v->quic ? XLB_OPT_QUIC :
+			     XLB_OPT_QUIC_SID_LEN;
+		if (!v->quic)
+			return xlb_errf(err, EINVAL,
+					"backend %s has quic-id %s but VIP %s is not marked quic (quic on)",
+					as, quic_id_str(x, hex), vs);
+		if (x->quic_id_len != v->quic_sid_len)
+			return xlb_errf(err, EINVAL,
+					"backend %s: quic-id %s is %u octets, VIP %s's server IDs are %u (quic-sid-len)",
+					as, quic_id_str(x, hex), x->quic_id_len,
+					vs, v->quic_sid_len);
+		for (j = lo; j < i && j < hi; j++) {
+			const struct xlb_backend_conf *y = &s->backends[j];
+
+			if ((long)j == skip || y->quic_id_len != x->quic_id_len ||
+			    memcmp(y->quic_id, x->quic_id, x->quic_id_len))
+				continue;
+			return xlb_errf(err, EEXIST,
+					"quic-id %s of backend %s is already backend %s's in VIP %s; server IDs are unique within a VIP",
+					quic_id_str(x, hex), as,
+					xlb_addr_str(y->family, y->addr, bs),
+					vs);
+		}
+	}
+	return 0;
+}
+
 /* A VIP as it would be, against its current backends. */
 static int check_vip(const struct xlb_state *s, const struct xlb_vip_conf *v,
 		     int *where, struct xlb_err *err)
@@ -546,6 +637,8 @@ static int check_vip(const struct xlb_state *s, const struct xlb_vip_conf *v,
 	int ret;
 
 	ret = check_vip_health(v, where, err);
+	if (!ret)
+		ret = check_quic(s, v, NULL, -1, where, err);
 	if (ret)
 		return ret;
 	members_of(s, v, -1, &m);
@@ -564,6 +657,8 @@ static int check_backend(const struct xlb_state *s,
 	int ret;
 
 	ret = check_backend_health(b, where, err);
+	if (!ret)
+		ret = check_quic(s, v, b, skip, where, err);
 	if (ret)
 		return ret;
 	other = backend_by_name(s, &b->vip, b->name);
@@ -620,6 +715,16 @@ static void vip_merge(struct xlb_vip_conf *v, const struct xlb_op *op)
 	TAKE(g, XLB_OPT_VIP_SRC4, v->src4, o->src4);
 	if (g & XLB_OPT(XLB_OPT_VIP_SRC6))
 		memcpy(v->src6, o->src6, sizeof(v->src6));
+	TAKE(g, XLB_OPT_QUIC, v->quic, o->quic);
+	if (g & XLB_OPT(XLB_OPT_QUIC) && !o->quic) {
+		/* quic off: the configuration goes with it */
+		v->quic_cr = 0;
+		v->quic_sid_len = XLB_QUIC_SID_DEFAULT;
+		v->quic_nonce_len = XLB_QUIC_NONCE_DEFAULT;
+	}
+	TAKE(g, XLB_OPT_QUIC_CR, v->quic_cr, o->quic_cr);
+	TAKE(g, XLB_OPT_QUIC_SID_LEN, v->quic_sid_len, o->quic_sid_len);
+	TAKE(g, XLB_OPT_QUIC_NONCE_LEN, v->quic_nonce_len, o->quic_nonce_len);
 	health_merge(&v->health, &o->health, g);
 }
 
@@ -632,6 +737,10 @@ static void backend_merge(struct xlb_backend_conf *b, const struct xlb_op *op)
 		memcpy(b->name, o->name, sizeof(b->name));
 	TAKE(g, XLB_OPT_WEIGHT, b->weight, o->weight);
 	TAKE(g, XLB_OPT_STATE, b->admin, o->admin);
+	if (g & XLB_OPT(XLB_OPT_QUIC_ID)) {
+		b->quic_id_len = o->quic_id_len;
+		memcpy(b->quic_id, o->quic_id, sizeof(b->quic_id));
+	}
 	health_merge(&b->health, &o->health, g);
 }
 
@@ -1140,6 +1249,8 @@ int xlb_state_validate(const struct xlb_state *s, struct xlb_err *err)
 		ret = validate_limits(s, err);
 	for (i = 0; !ret && i < s->n_vips; i++) {
 		ret = check_vip_health(&s->vips[i], &where, err);
+		if (!ret)
+			ret = check_quic(s, &s->vips[i], NULL, -1, &where, err);
 		if (ret)
 			break;
 		backend_range(s, &s->vips[i].key, &lo, &hi);

@@ -61,7 +61,18 @@ struct xlb_vip_conf {
 	struct xlb_health health;
 	bool health_consensus;	/* cluster mode: a backend is down when
 				 * most live hosts' checks say so */
+	/*
+	 * QUIC connection-ID routing (bpf/quic.h), UDP VIPs only: the
+	 * QUIC-LB plaintext configuration its servers use.
+	 */
+	bool quic;
+	uint8_t quic_cr;	/* config rotation bits, 0..6, default 0 */
+	uint8_t quic_sid_len;	/* server ID octets, 1..15, default 3 */
+	uint8_t quic_nonce_len;	/* nonce octets, 4..18, default 4 */
 };
+
+#define XLB_QUIC_SID_DEFAULT	3
+#define XLB_QUIC_NONCE_DEFAULT	4
 
 enum xlb_admin_state {
 	XLB_ADMIN_ACTIVE = 0,
@@ -78,6 +89,9 @@ struct xlb_backend_conf {
 	uint32_t weight;	/* default 1; 0 behaves as drain */
 	uint8_t admin;		/* enum xlb_admin_state */
 	struct xlb_health health;	/* kind XLB_HEALTH_INHERIT by default */
+	/* its QUIC server ID (VIP marked quic), unique in the VIP; 0: none */
+	uint8_t quic_id_len;
+	uint8_t quic_id[XLB_QUIC_SID_MAX];
 };
 
 struct xlb_link_conf {

@@ -15,6 +15,7 @@
 #include "xlbctl.h"
 
 #define FLOW_WORDS	4	/* PROTO SRC -> DST */
+#define FLOW_WORDS_MAX	(FLOW_WORDS + 2)	/* ... dcid HEX */
 #define FLOW_EXAMPLE	"tcp 198.51.100.7:40000 -> 192.0.2.10:80"
 #define INTERVAL_MIN	0.1
 #define INTERVAL_MAX	3600.0
@@ -169,18 +170,25 @@ static int split_words(char *s, char **w, int max)
 
 static int flow_words(int argc, char **argv, int pos0, const char *topic,
 		      char *one, size_t onelen, char **w, int *n,
-		      struct flow_err *fe)
+		      const char **dcid, struct flow_err *fe)
 {
+	*dcid = NULL;
 	fe->pos = pos0;
 	fe->flow = NULL;
 	if (argc == 1) {
 		snprintf(one, onelen, "%s", argv[0]);
 		fe->flow = argv[0];
-		*n = split_words(one, w, FLOW_WORDS);
+		*n = split_words(one, w, FLOW_WORDS_MAX);
 	} else {
 		*n = argc;
-		if (argc <= FLOW_WORDS)
+		if (argc <= FLOW_WORDS_MAX)
 			memcpy(w, argv, (size_t)argc * sizeof(*w));
+	}
+	/* a QUIC short header's destination connection ID at the end */
+	if (*n > FLOW_WORDS && *n <= FLOW_WORDS_MAX &&
+	    !strcmp(w[*n - 2], "dcid")) {
+		*dcid = w[*n - 1];
+		*n -= 2;
 	}
 	if (*n > FLOW_WORDS) {
 		fe->pos = fe->flow ? pos0 : pos0 + FLOW_WORDS;
@@ -194,7 +202,8 @@ static int flow_words(int argc, char **argv, int pos0, const char *topic,
 
 int arg_flow(int argc, char **argv, int pos0, char *out, size_t len)
 {
-	char one[256], src[64], dst[64], proto[4], *w[FLOW_WORDS];
+	char one[256], src[64], dst[64], proto[4], *w[FLOW_WORDS_MAX + 1];
+	const char *dcid = NULL;
 	int n, i, sf, df, ret;
 	struct flow_err fe;
 	const char *why;
@@ -203,9 +212,20 @@ int arg_flow(int argc, char **argv, int pos0, char *out, size_t len)
 		return ctl_usage_error("explain", "explain needs a flow, e.g. "
 				       FLOW_EXAMPLE);
 	ret = flow_words(argc, argv, pos0, "explain", one, sizeof(one), w, &n,
-			 &fe);
+			 &dcid, &fe);
 	if (ret)
 		return ret;
+	if (dcid) {
+		for (i = 0; dcid[i] && isxdigit((unsigned char)dcid[i]); i++)
+			;
+		if (dcid[i] || !i || i % 2 || i > 40) {
+			if (!fe.flow)
+				fe.pos = pos0 + n + 1;
+			return flow_error("explain", &fe,
+					  "dcid \"%.44s\" is not a QUIC connection ID: 1..20 octets in hex",
+					  dcid);
+		}
+	}
 	for (i = 0; i < 3 && w[0][i]; i++)
 		proto[i] = (char)tolower((unsigned char)w[0][i]);
 	proto[i] = 0;
@@ -237,6 +257,13 @@ int arg_flow(int argc, char **argv, int pos0, char *out, size_t len)
 		return flow_error("explain", &fe,
 				  "source and destination are of different families (%s)",
 				  "IPv4 and IPv6");
-	snprintf(out, len, "%s %s -> %s", proto, src, dst);
+	if (dcid && strcmp(proto, "udp"))
+		return flow_error("explain", &fe, "%s",
+				  "dcid is for QUIC, over udp");
+	if (dcid)
+		snprintf(out, len, "%s %s -> %s dcid %s", proto, src, dst,
+			 dcid);
+	else
+		snprintf(out, len, "%s %s -> %s", proto, src, dst);
 	return 0;
 }

@@ -24,6 +24,26 @@ static const char *yes_no(bool b)
 
 /* --- links ---------------------------------------------------------------- */
 
+/* PACKETS and its actions: the link's own where it has none of its own. */
+static void link_packets(struct cols *t, json_object *l, uint64_t packets)
+{
+	json_object *a = r_get(l, "actions");
+
+	if (!a) {
+		cols_cell(t, "-");
+		cols_cell(t, "-");
+		cols_cell(t, "-");
+		cols_cell(t, "-");
+		cols_cell(t, "-");
+		return;
+	}
+	cols_cell(t, "%" PRIu64, packets);
+	cols_cell(t, "%" PRIu64, r_u64(a, "tx", 0));
+	cols_cell(t, "%" PRIu64, r_u64(a, "redirect", 0));
+	cols_cell(t, "%" PRIu64, r_u64(a, "pass", 0));
+	cols_cell(t, "%" PRIu64, r_u64(a, "drop", 0) + r_u64(a, "aborted", 0));
+}
+
 void render_links(FILE *f, json_object *links)
 {
 	struct cols *t;
@@ -34,8 +54,12 @@ void render_links(FILE *f, json_object *links)
 		fputs("no links; attach one with: xlbctl link attach IFNAME\n", f);
 		return;
 	}
-	t = cols_new("IFNAME|IFINDEX|MODE|ATTACHED|PROG-ID", "lrllr");
+	t = cols_new("IFNAME|IFINDEX|MODE|ATTACHED|PROG-ID|PACKETS|TX|REDIRECT|PASS|DROP",
+		     "lrllrrrrrr");
 	for (i = 0; i < r_len(links); i++) {
+		json_object *lower;
+		size_t k;
+
 		l = r_at(links, i);
 		cols_row(t);
 		cols_cell(t, "%s", r_str(l, "ifname", "-"));
@@ -46,9 +70,35 @@ void render_links(FILE *f, json_object *links)
 			cols_cell(t, "%" PRId64, r_int(l, "prog_id", 0));
 		else
 			cols_cell(t, "-");
+		link_packets(t, l, r_u64(l, "packets", 0));
+		/* a bond's slaves, where its packets come in */
+		lower = r_arr(l, "lower");
+		for (k = 0; k < r_len(lower); k++) {
+			json_object *s = r_at(lower, k);
+
+			cols_row(t);
+			cols_cell(t, "  %s", r_str(s, "ifname", "-"));
+			cols_cell(t, "%" PRId64, r_int(s, "ifindex", 0));
+			cols_cell(t, "slave");
+			cols_cell(t, "-");
+			cols_cell(t, "-");
+			link_packets(t, s, r_u64(s, "packets", 0));
+		}
 	}
 	cols_print(t, f, "");
 	cols_free(t);
+	for (i = 0; i < r_len(links); i++) {
+		json_object *sh = r_arr(r_at(links, i), "counters_shared_with");
+
+		if (r_len(sh))
+			fprintf(f, "note: %s counts together with %s (ifindex equal modulo %d)\n",
+				r_str(r_at(links, i), "ifname", "-"),
+				json_object_get_string(r_at(sh, 0)),
+				XLB_LINK_SLOTS);
+		if (r_has(r_at(links, i), "error"))
+			fprintf(f, "%s: %s\n", r_str(r_at(links, i), "ifname", "-"),
+				r_str(r_at(links, i), "error", ""));
+	}
 }
 
 /* --- health --------------------------------------------------------------- */
@@ -94,6 +144,8 @@ static const char *vip_flags(json_object *v, char *buf, size_t len)
 	if (strcmp(r_str(v, "hash", "5tuple"), "5tuple") && off < len)
 		off += (size_t)snprintf(buf + off, len - off, "hash-%s ",
 					r_str(v, "hash", "-"));
+	if (r_get(v, "quic") && off < len)
+		off += (size_t)snprintf(buf + off, len - off, "quic ");
 	if (r_bool(v, "panic_active", false) && off < len)
 		off += (size_t)snprintf(buf + off, len - off, "PANIC ");
 	if (off)
@@ -163,6 +215,27 @@ static void vip_source(FILE *f, json_object *v)
 		   s6 ? s6 : "");
 }
 
+/* A quic VIP's configuration and what its packets did (bpf/quic.h). */
+static void vip_quic(FILE *f, json_object *q)
+{
+	json_object *st;
+
+	if (!q)
+		return;
+	kv(f, "quic", "QUIC-LB plaintext CIDs: rotation %" PRId64
+	   ", server ID %" PRId64 " octets, nonce %" PRId64 " octets",
+	   r_int(q, "cr", 0), r_int(q, "sid_len", 0), r_int(q, "nonce_len", 0));
+	st = r_get(q, "stats");
+	if (!st)
+		return;
+	kv(f, "quic routed", "%" PRIu64 " by connection ID; as any flow: %"
+	   PRIu64 " long headers, %" PRIu64 " unknown IDs, %" PRIu64
+	   " other configurations, %" PRIu64 " too short",
+	   r_u64(st, "by_cid", 0), r_u64(st, "long_header", 0),
+	   r_u64(st, "unknown_id", 0), r_u64(st, "other_config", 0),
+	   r_u64(st, "short_packet", 0));
+}
+
 void render_vip_detail(FILE *f, json_object *v)
 {
 	json_object *st = r_get(v, "stats");
@@ -202,6 +275,7 @@ void render_vip_detail(FILE *f, json_object *v)
 	kv(f, "conntrack", "%" PRIu64 " hits, %" PRIu64 " misses",
 	   r_u64(st, "ct_hits", 0), r_u64(st, "ct_misses", 0));
 	kv(f, "flow cache", "%" PRIu64 " hits", r_u64(st, "cache_hits", 0));
+	vip_quic(f, r_get(v, "quic"));
 }
 
 /* --- backends ------------------------------------------------------------- */
@@ -519,7 +593,7 @@ static const char *backend_str(json_object *b, char *buf, size_t len)
 
 void render_explain(FILE *f, json_object *res)
 {
-	json_object *ct = r_get(res, "conntrack");
+	json_object *ct = r_get(res, "conntrack"), *q = r_get(res, "quic");
 	char b[160], age[UNIT_BUF];
 	const char *verdict = r_str(res, "verdict", "-");
 
@@ -536,7 +610,18 @@ void render_explain(FILE *f, json_object *res)
 	if (r_has(res, "secondary"))
 		kv(f, "secondary", "%s", backend_str(r_get(res, "secondary"), b,
 						     sizeof(b)));
-	if (ct) {
+	if (q) {
+		if (r_has(q, "dcid"))
+			kv(f, "quic", "%s; dcid %s, server ID %s",
+			   r_str(q, "config", "-"), r_str(q, "dcid", "-"),
+			   r_str(q, "server_id", "-"));
+		else
+			kv(f, "quic", "%s", r_str(q, "config", "-"));
+		kv(f, "quic outcome", "%s", r_str(q, "outcome", "-"));
+	}
+	if (q && !strcmp(r_str(q, "outcome", ""), "by_cid")) {
+		/* the connection table is not asked */
+	} else if (ct) {
 		fmt_duration(r_dbl(ct, "age_ms", 0) / 1000, age);
 		kv(f, "conntrack", "%s, age %s, %s",
 		   backend_str(r_get(ct, "backend"), b, sizeof(b)), age,

@@ -30,7 +30,7 @@ static const struct synopsis synopses[] = {
 	{ "backend", "activate", "backend activate VIP ADDR" },
 	{ "backend", "show", "backend show VIP" },
 	{ "table", "show", "table show VIP" },
-	{ "explain", NULL, "explain PROTO SRC:SPORT [->] DST:DPORT" },
+	{ "explain", NULL, "explain PROTO SRC:SPORT [->] DST:DPORT [dcid HEX]" },
 	{ "stats", NULL,
 	  "stats [VIP] [--watch] [--interval SECONDS] [--count N]" },
 	{ "top", NULL, "top [--interval SECONDS] [--count N]" },
@@ -116,6 +116,12 @@ VIP_FORM
 "                           (0.0.0.0 or :: clears)\n"
 "  health-consensus on|off  cluster mode: a backend is down only when most\n"
 "                           hosts' checks see it down (off: this host's)\n"
+"  quic on|off              UDP: QUIC short headers whose connection ID\n"
+"                           carries a backend's quic-id go to it from any\n"
+"                           address (off); QUIC-LB plaintext format:\n"
+"  quic-cr 0..6             config rotation bits of the CIDs (0)\n"
+"  quic-sid-len 1..15       server ID octets after the first (3)\n"
+"  quic-nonce-len 4..18     nonce octets after it (4); sid + nonce <= 19\n"
 "  HEALTH-OPTION...         the VIP's health check, below\n"
 "\n" },
 	{ "backend",
@@ -133,7 +139,8 @@ VIP_FORM
 "  weight 0..65535          share relative to the other backends (1); 0\n"
 "                           drains\n"
 "  state active|drain|down  active takes new flows; drain and down take\n"
-"                           none (active)\n"
+"                           none (active)\n""  quic-id HEX|none         its server ID in the CIDs it issues, quic-sid-len\n"
+"                           octets in hex, unique in the VIP (none)\n"
 "  HEALTH-OPTION...         the backend's own check, below; 'health\n"
 "                           inherit' (the default) uses the VIP's\n"
 "\n" },
@@ -149,9 +156,12 @@ VIP_FORM
 "What the data path does with a packet of the flow: its hash, slot,\n"
 "primary and secondary backend, connection table entry, and the verdict.\n"
 "The flow may be one quoted word or separate words; IPv6 addresses go in\n"
-"brackets.  In a shell, quote the arrow ('->') or leave it out:\n"
+"brackets.  In a shell, quote the arrow ('->') or leave it out.  For a\n"
+"quic VIP, 'dcid HEX' explains a short header with that destination\n"
+"connection ID:\n"
 "  xlbctl explain 'tcp 198.51.100.7:40000 -> 192.0.2.10:80'\n"
-"  xlbctl explain udp [2001:db8::7]:5353 [2001:db8::10]:53\n" },
+"  xlbctl explain udp [2001:db8::7]:5353 [2001:db8::10]:53\n"
+"  xlbctl explain udp 198.51.100.7:5000 192.0.2.10:443 dcid 07c4605e4504cc4f\n" },
 	{ "stats",
 "Counters of every VIP, or of one, since the data path's maps were made:\n"
 "packets, bytes, new flows, connection table hits and misses, per backend\n"

@@ -8,7 +8,12 @@
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <libmnl/libmnl.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
 #include <xdp/libxdp.h>
 
 #include "attach.h"
@@ -177,4 +182,89 @@ void xlbd_links_retry(struct xlbd *d)
 		if (link_attach(d, l, &e))
 			snprintf(l->error, sizeof(l->error), "%s", e.msg);
 	}
+}
+
+/* --- lower devices -------------------------------------------------------- */
+
+struct lowers {
+	int master;
+	int *out;
+	size_t max, n;
+};
+
+static int lower_attr(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(a);
+
+	if (mnl_attr_type_valid(a, IFLA_MAX) >= 0 && type == IFLA_MASTER &&
+	    mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+		tb[type] = a;
+	return MNL_CB_OK;
+}
+
+static int lower_link(const struct nlmsghdr *nlh, void *data)
+{
+	const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *tb[IFLA_MAX + 1] = { NULL };
+	struct lowers *l = data;
+
+	mnl_attr_parse(nlh, sizeof(*ifm), lower_attr, tb);
+	if (tb[IFLA_MASTER] &&
+	    (int)mnl_attr_get_u32(tb[IFLA_MASTER]) == l->master) {
+		if (l->n < l->max)
+			l->out[l->n] = ifm->ifi_index;
+		l->n++;
+	}
+	return MNL_CB_OK;
+}
+
+/*
+ * The interfaces enslaved to ifindex (a bond's slaves), from an
+ * RTM_GETLINK dump of this namespace: up to max in out, how many in all;
+ * -1 if the dump failed.  On a bond, XDP runs on the slaves' receive
+ * path, and packets count by the slave they came in on.
+ */
+int xlbd_link_lowers(int ifindex, int *out, size_t max)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct lowers l = { ifindex, out, max, 0 };
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct rtgenmsg *g;
+	unsigned int seq = (unsigned int)time(NULL), port;
+	ssize_t n;
+	int ret = 0;
+
+	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!nl)
+		return -1;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		mnl_socket_close(nl);
+		return -1;
+	}
+	port = mnl_socket_get_portid(nl);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->rtgen_family = AF_UNSPEC;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		ret = -1;
+	while (!ret) {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n <= 0) {
+			ret = -1;
+			break;
+		}
+		ret = mnl_cb_run(buf, (size_t)n, seq, port, lower_link, &l);
+		if (ret == MNL_CB_STOP) {
+			ret = 0;
+			break;
+		}
+		ret = ret < 0 ? -1 : 0;
+	}
+	mnl_socket_close(nl);
+	return ret ? -1 : (int)l.n;
 }

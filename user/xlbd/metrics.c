@@ -194,6 +194,70 @@ static void render_backends(struct xlbd *d, struct buf *b)
 	free(r);
 }
 
+/*
+ * XDP verdicts per attached link, by the interface they came in on (a
+ * bond's on its slaves, labelled with the bond; bpf/structs.h).
+ */
+static void render_links(struct xlbd *d, struct buf *b,
+			 const char *const *actions)
+{
+	__u64 act[XLB_ACTIONS];
+	int lowers[16], n, j;
+	size_t i, k;
+
+	if (!d->n_links)
+		return;
+	help(b, "xlb_link_xdp_actions_total", "counter",
+	     "XDP verdicts on packets that came in on an attached link");
+	for (i = 0; i < d->n_links; i++) {
+		const struct xlbd_link *l = &d->links[i];
+
+		if (l->ifindex <= 0)
+			continue;
+		memset(act, 0, sizeof(act));
+		xlb_dp_link_actions(&d->dp, (__u32)l->ifindex, act);
+		n = xlbd_link_lowers(l->ifindex, lowers, 16);
+		for (j = 0; j < n && j < 16; j++) {
+			__u64 more[XLB_ACTIONS] = { 0 };
+
+			xlb_dp_link_actions(&d->dp, (__u32)lowers[j], more);
+			for (k = 0; k < XLB_ACTIONS; k++)
+				act[k] += more[k];
+		}
+		for (k = 0; k < XLB_ACTIONS; k++)
+			bprintf(b, "xlb_link_xdp_actions_total{link=\"%s\",action=\"%s\"} %llu\n",
+				l->ifname, actions[k],
+				(unsigned long long)act[k]);
+	}
+}
+
+/* The packets of quic VIPs by what their connection ID did (bpf/quic.h). */
+static void render_quic(struct xlbd *d, struct buf *b)
+{
+	char vs[XLB_VIP_STR_MAX];
+	bool any = false;
+	size_t i;
+	int k;
+
+	for (i = 0; i < d->state.n_vips; i++) {
+		struct xlb_quic_stats st = { 0 };
+		const __u64 *w = (const __u64 *)&st;
+
+		if (!d->state.vips[i].quic || d->rt_vips[i].id == UINT32_MAX)
+			continue;
+		if (!any)
+			help(b, "xlb_vip_quic_packets_total", "counter",
+			     "packets of a quic VIP: routed by connection ID, or as any flow and why");
+		any = true;
+		xlb_dp_quic_stats(&d->dp, d->rt_vips[i].id, &st);
+		xlb_vip_str(&d->state.vips[i].key, vs);
+		for (k = 0; k < XLB_QUIC_STATS_N; k++)
+			bprintf(b, "xlb_vip_quic_packets_total{vip=\"%s\",outcome=\"%s\"} %llu\n",
+				vs, xlb_quic_stat_names[k],
+				(unsigned long long)w[k]);
+	}
+}
+
 static void render(struct xlbd *d, struct buf *b)
 {
 	__u64 ev[XLB_EV_MAX] = { 0 }, act[XLB_ACTIONS] = { 0 };
@@ -235,6 +299,8 @@ static void render(struct xlbd *d, struct buf *b)
 	for (k = 0; k < XLB_ACTIONS; k++)
 		bprintf(b, "xlb_xdp_actions_total{action=\"%s\"} %llu\n",
 			actions[k], (unsigned long long)act[k]);
+	render_links(d, b, actions);
+	render_quic(d, b);
 	if (xlbd_ctcount_get(d, &ctf)) {
 		help(b, "xlb_conntrack_entries", "gauge",
 		     "connection table entries, as of the last count");

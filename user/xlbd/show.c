@@ -4,7 +4,9 @@
  * the desired state, the runtime and the maps.  Called with d->lock held.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,74 @@ static json_object *fp_json(uint64_t fp)
 	return jstr(b);
 }
 
+static const char *const action_names[XLB_ACTIONS] = {
+	"aborted", "drop", "pass", "tx", "redirect",
+};
+
+/* Actions by name; *total gets their sum. */
+static json_object *actions_json(const __u64 *act, __u64 *total)
+{
+	json_object *o = json_object_new_object();
+	int k;
+
+	*total = 0;
+	for (k = 0; k < XLB_ACTIONS; k++) {
+		jadd(o, action_names[k], jint(act[k]));
+		*total += act[k];
+	}
+	return o;
+}
+
+/*
+ * Link i's packets by action (bpf/structs.h, per-link counters): its
+ * own and, for a bond, its slaves' (XDP runs on the slaves' receive
+ * path), each slave's also on its own; and the other attached links
+ * whose counters it shares.
+ */
+static void link_counters(struct xlbd *d, size_t i, json_object *o)
+{
+	const struct xlbd_link *l = &d->links[i];
+	__u64 sum[XLB_ACTIONS] = { 0 }, act[XLB_ACTIONS], total;
+	json_object *lo, *sh = NULL;
+	int lowers[16], n, k, a;
+	char name[IF_NAMESIZE];
+	size_t j;
+
+	xlb_dp_link_actions(&d->dp, (__u32)l->ifindex, sum);
+	n = xlbd_link_lowers(l->ifindex, lowers, 16);
+	if (n > 0) {
+		json_object *arr = json_object_new_array();
+
+		for (k = 0; k < n && k < 16; k++) {
+			memset(act, 0, sizeof(act));
+			xlb_dp_link_actions(&d->dp, (__u32)lowers[k], act);
+			for (a = 0; a < XLB_ACTIONS; a++)
+				sum[a] += act[a];
+			lo = json_object_new_object();
+			jadd(lo, "ifname", jstr(if_indextoname((unsigned)lowers[k],
+							       name) ?: "?"));
+			jadd(lo, "ifindex", jint(lowers[k]));
+			jadd(lo, "actions", actions_json(act, &total));
+			jadd(lo, "packets", jint(total));
+			json_object_array_add(arr, lo);
+		}
+		jadd(o, "lower", arr);
+	}
+	jadd(o, "actions", actions_json(sum, &total));
+	jadd(o, "packets", jint(total));
+	for (j = 0; j < d->n_links; j++) {
+		if (j == i || d->links[j].ifindex <= 0 ||
+		    XLB_LINK_SLOT(d->links[j].ifindex) !=
+		    XLB_LINK_SLOT(l->ifindex))
+			continue;
+		if (!sh)
+			sh = json_object_new_array();
+		json_object_array_add(sh, jstr(d->links[j].ifname));
+	}
+	if (sh)
+		jadd(o, "counters_shared_with", sh);
+}
+
 json_object *xlbd_show_links(struct xlbd *d)
 {
 	json_object *r = json_object_new_object(), *a = json_object_new_array();
@@ -76,6 +146,8 @@ json_object *xlbd_show_links(struct xlbd *d)
 		jadd(o, "prog_id", jint(l->attached ? d->prog_id : 0));
 		if (l->error[0])
 			jadd(o, "error", jstr(l->error));
+		if (l->ifindex > 0)
+			link_counters(d, i, o);
 		json_object_array_add(a, o);
 	}
 	jadd(r, "links", a);
@@ -151,6 +223,26 @@ static json_object *vip_stats_json(struct xlbd *d, uint32_t id)
 	return o;
 }
 
+/* A quic VIP's configuration and its counters (bpf/quic.h). */
+static json_object *quic_json(struct xlbd *d, const struct xlb_vip_conf *v,
+			      uint32_t id)
+{
+	json_object *o = json_object_new_object(), *c;
+	struct xlb_quic_stats st = { 0 };
+	const __u64 *w = (const __u64 *)&st;
+	int i;
+
+	jadd(o, "cr", jint(v->quic_cr));
+	jadd(o, "sid_len", jint(v->quic_sid_len));
+	jadd(o, "nonce_len", jint(v->quic_nonce_len));
+	xlb_dp_quic_stats(&d->dp, id, &st);
+	c = json_object_new_object();
+	for (i = 0; i < XLB_QUIC_STATS_N; i++)
+		jadd(c, xlb_quic_stat_names[i], jint(w[i]));
+	jadd(o, "stats", c);
+	return o;
+}
+
 static size_t vip_first_backend(const struct xlbd *d, size_t vi)
 {
 	size_t first;
@@ -179,6 +271,8 @@ static json_object *vip_json(struct xlbd *d, size_t i)
 	jadd(o, "stateless", jbool(v->stateless));
 	jadd(o, "panic", jint(v->panic_pct));
 	jadd(o, "health_consensus", jbool(v->health_consensus));
+	if (v->quic)
+		jadd(o, "quic", quic_json(d, v, rv->id));
 	if (v->src4) {
 		__be32 a4[4] = { v->src4 };
 
@@ -287,6 +381,14 @@ int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 		jadd(o, "id", jint(rb->id));
 		jadd(o, "weight", jint(b->weight));
 		jadd(o, "state", jstr(admin_names[b->admin % 3]));
+		if (b->quic_id_len) {
+			char hex[2 * XLB_QUIC_SID_MAX + 1];
+			int k;
+
+			for (k = 0; k < b->quic_id_len; k++)
+				sprintf(hex + 2 * k, "%02x", b->quic_id[k]);
+			jadd(o, "quic_id", jstr(hex));
+		}
 		/* without a check always healthy, as the tables and metrics
 		 * take it */
 		jadd(o, "health", jstr(h.kind == XLB_HEALTH_NONE ? "up" :
@@ -494,18 +596,51 @@ static int host_port(const char *s, uint8_t *family, __be32 addr[4],
 	return 0;
 }
 
-static int parse_flow(const char *s, struct xlb_flow *f, struct xlb_err *err)
+/* A connection ID in hex: its octets (1..XLB_QUIC_CID_MAX), else -1. */
+static int parse_cid(const char *h, __u8 *out)
 {
-	char proto[8], src[80], arrow[4], dst[80], extra[2];
+	size_t len = strlen(h), i;
+	unsigned int x;
+
+	if (!len || len % 2 || len > 2 * XLB_QUIC_CID_MAX)
+		return -1;
+	for (i = 0; i < len; i++)
+		if (!isxdigit((unsigned char)h[i]))
+			return -1;
+	for (i = 0; i < len / 2; i++) {
+		sscanf(h + 2 * i, "%2x", &x);
+		out[i] = (__u8)x;
+	}
+	return (int)(len / 2);
+}
+
+/*
+ * PROTO SRC:PORT -> DST:PORT [dcid HEX]: the flow, and the destination
+ * connection ID of a QUIC short header (*dcid_len 0: none given).
+ */
+static int parse_flow(const char *s, struct xlb_flow *f, __u8 *dcid,
+		      int *dcid_len, struct xlb_err *err)
+{
+	char proto[8], src[80], arrow[4], dst[80], kw[8], hex[64], extra[2];
 	uint8_t fs, fd;
 	int n;
 
 	memset(f, 0, sizeof(*f));
-	n = sscanf(s, "%7s %79s %3s %79s %1s", proto, src, arrow, dst, extra);
-	if (n != 4 || strcmp(arrow, "->"))
+	*dcid_len = 0;
+	n = sscanf(s, "%7s %79s %3s %79s %7s %63s %1s", proto, src, arrow, dst,
+		   kw, hex, extra);
+	if ((n != 4 && n != 6) || strcmp(arrow, "->") ||
+	    (n == 6 && strcmp(kw, "dcid")))
 		return xlb_errf(err, EINVAL,
-				"flow \"%.80s\": expected PROTO SRC:PORT -> DST:PORT, e.g. tcp 198.51.100.7:40000 -> 192.0.2.10:80",
+				"flow \"%.80s\": expected PROTO SRC:PORT -> DST:PORT [dcid HEX], e.g. tcp 198.51.100.7:40000 -> 192.0.2.10:80",
 				s);
+	if (n == 6) {
+		*dcid_len = parse_cid(hex, dcid);
+		if (*dcid_len < 0 || strcmp(proto, "udp"))
+			return xlb_errf(err, EINVAL,
+					"flow: dcid \"%.40s\" is not a QUIC connection ID of a UDP flow: 1..%d octets in hex",
+					hex, XLB_QUIC_CID_MAX);
+	}
 	if (!strcmp(proto, "tcp"))
 		f->proto = IPPROTO_TCP;
 	else if (!strcmp(proto, "udp"))
@@ -546,6 +681,64 @@ static json_object *be_json(struct xlbd *d, size_t vi, uint16_t id)
 	return o;
 }
 
+/*
+ * What the data path makes of a QUIC VIP's packet with destination CID
+ * dcid (a short header; none given: any other packet), as bpf/quic.h
+ * says, from its maps: the backend id when the CID routes it, else -1,
+ * with the reason in r's "quic".
+ */
+static int quic_explain(struct xlbd *d, size_t vi, const __u8 *dcid,
+			int dcid_len, json_object *r)
+{
+	const struct xlb_vip_conf *v = &d->state.vips[vi];
+	struct xlb_quic_sid_key k;
+	struct xlb_backend be;
+	json_object *q = json_object_new_object();
+	char hex[2 * XLB_QUIC_CID_MAX + 1], cfg[96];
+	__u8 pkt[1 + XLB_QUIC_CID_MAX];
+	__u32 id;
+	int i, ret = -1, how;
+
+	snprintf(cfg, sizeof(cfg),
+		 "rotation %u, server ID %u octets, nonce %u octets",
+		 v->quic_cr, v->quic_sid_len, v->quic_nonce_len);
+	jadd(q, "config", jstr(cfg));
+	jadd(r, "quic", q);
+	if (!dcid_len) {
+		jadd(q, "outcome", jstr("no dcid given: a long header (Initial, Handshake, 0-RTT, version negotiation) is routed as any UDP flow; give dcid HEX for a short header"));
+		return -1;
+	}
+	for (i = 0; i < dcid_len; i++)
+		sprintf(hex + 2 * i, "%02x", dcid[i]);
+	jadd(q, "dcid", jstr(hex));
+	pkt[0] = 0x40;
+	memcpy(pkt + 1, dcid, (size_t)dcid_len);
+	memset(&k, 0, sizeof(k));
+	k.vip = d->rt_vips[vi].id;
+	how = xlb_quic_short_sid(pkt, (__u32)(1 + dcid_len), v->quic_cr,
+				 v->quic_sid_len, v->quic_nonce_len, k.sid);
+	if (how == -2) {
+		jadd(q, "outcome", jstr("short_packet: the CID is shorter than the configuration's; routed as any UDP flow"));
+		return -1;
+	}
+	if (how == -3) {
+		jadd(q, "outcome", jstr("other_config: the CID's rotation bits are not the VIP's (or 7, unroutable); routed as any UDP flow"));
+		return -1;
+	}
+	for (i = 0; i < v->quic_sid_len; i++)
+		sprintf(hex + 2 * i, "%02x", k.sid[i]);
+	jadd(q, "server_id", jstr(hex));
+	if (xlb_dp_quic_sid_get(&d->dp, &k, &id) ||
+	    xlb_dp_backend_get(&d->dp, (__u16)id, &be) ||
+	    !(be.flags & XLB_BE_F_VALID)) {
+		jadd(q, "outcome", jstr("unknown_id: no usable backend of the VIP has this server ID (none has it, or it is down); routed as any UDP flow"));
+		return -1;
+	}
+	jadd(q, "outcome", jstr("by_cid"));
+	ret = (int)id;
+	return ret;
+}
+
 static void flow_str(const struct xlb_flow *f, char *out, size_t len)
 {
 	char s[XLB_ADDR_STR_MAX], t[XLB_ADDR_STR_MAX];
@@ -570,10 +763,11 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 	struct xlb_ct ct;
 	json_object *r;
 	char fs[200], vs[XLB_VIP_STR_MAX];
+	__u8 dcid[XLB_QUIC_CID_MAX];
 	long vi;
-	int ret, target = -1;
+	int ret, target = -1, dcid_len, by_cid;
 
-	ret = parse_flow(flow, &f, err);
+	ret = parse_flow(flow, &f, dcid, &dcid_len, err);
 	if (ret)
 		return ret;
 	r = json_object_new_object();
@@ -608,6 +802,14 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 	if (pick.secondary != XLB_BACKEND_NONE)
 		jadd(r, "secondary", be_json(d, (size_t)vi, pick.secondary));
 
+	by_cid = v->quic ? quic_explain(d, (size_t)vi, dcid, dcid_len, r) : -1;
+	if (by_cid >= 0) {
+		jadd(r, "verdict", jstr("forward"));
+		jadd(r, "reason", jstr("QUIC short header: its connection ID names the backend's server ID, whatever the addresses and ports"));
+		jadd(r, "backend", be_json(d, (size_t)vi, (uint16_t)by_cid));
+		*out = r;
+		return 0;
+	}
 	if (!v->stateless && !xlb_dp_ct_lookup(&d->dp, &f, &ct)) {
 		json_object *c = json_object_new_object();
 		struct xlb_backend be;

@@ -460,6 +460,11 @@ static void vip_value(const struct xlbd *d, size_t vi, struct xlb_vip *out)
 	memset(out, 0, sizeof(*out));
 	out->id = d->rt_vips[vi].id;
 	out->flags = v->stateless ? XLB_VIP_F_STATELESS : 0;
+	if (v->quic) {
+		out->flags |= XLB_VIP_F_QUIC;
+		out->quic_cr_sid = XLB_QUIC_CR_SID(v->quic_cr, v->quic_sid_len);
+		out->quic_nonce = v->quic_nonce_len;
+	}
 	out->hash_mode = v->hash_mode;
 	out->src4 = v->src4;
 	memcpy(out->src6, v->src6, sizeof(out->src6));
@@ -482,6 +487,53 @@ static int vip_entry_sync(struct xlbd *d, size_t vi, struct xlb_err *err)
 	return ret;
 }
 
+
+/*
+ * The server IDs of QUIC VIPs (bpf/quic.h): every backend with a quic-id
+ * of a quic VIP, unless it is down (by its state, or by health checks
+ * outside panic), to its id.  A draining backend keeps its connections,
+ * so its ID stays.  Written whole after each change; a backend leaves
+ * the map before its id can go to another (xlbd_beid_release follows).
+ */
+static void quic_sids_sync(struct xlbd *d)
+{
+	struct xlb_quic_sid *sids;
+	struct xlb_err err = { "" };
+	size_t vi, i, first, n_be, n = 0;
+
+	sids = calloc(d->state.n_backends ? d->state.n_backends : 1,
+		      sizeof(*sids));
+	if (!sids) {
+		d->dirty = true;
+		return;
+	}
+	for (vi = 0; vi < d->state.n_vips; vi++) {
+		const struct xlb_vip_conf *v = &d->state.vips[vi];
+
+		if (!v->quic || d->rt_vips[vi].id == UINT32_MAX)
+			continue;
+		n_be = xlbd_vip_backends(d, vi, &first);
+		for (i = first; i < first + n_be; i++) {
+			const struct xlb_backend_conf *b = &d->state.backends[i];
+
+			if (!b->quic_id_len || b->admin == XLB_ADMIN_DOWN ||
+			    (!d->rt_vips[vi].panic &&
+			     xlbd_backend_down(d, vi, i)))
+				continue;
+			memset(&sids[n], 0, sizeof(sids[n]));
+			sids[n].key.vip = d->rt_vips[vi].id;
+			memcpy(sids[n].key.sid, b->quic_id, b->quic_id_len);
+			sids[n].backend = d->rt_bes[i].id;
+			n++;
+		}
+	}
+	if (xlb_dp_quic_sids_sync(&d->dp, sids, n, &err)) {
+		d->publish_errors++;
+		d->dirty = true;
+		log_err("QUIC server IDs: %s", err.msg);
+	}
+	free(sids);
+}
 
 void xlbd_reconcile(struct xlbd *d)
 {
@@ -556,6 +608,7 @@ void xlbd_reconcile(struct xlbd *d)
 		any |= jobs[i].published;
 	}
 	free(jobs);
+	quic_sids_sync(d);
 	for (i = 0; i < d->state.n_vips; i++) {
 		struct xlb_err err = { "" };
 		char vs[XLB_VIP_STR_MAX];

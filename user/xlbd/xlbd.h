@@ -362,6 +362,8 @@ int xlbd_links_prepare(struct xlbd *d, const struct xlb_state *s,
 void xlbd_links_commit(struct xlbd *d, struct xlbd_link *nl, size_t n);
 /* Attach the links that are not attached yet (periodic). */
 void xlbd_links_retry(struct xlbd *d);
+/* Interfaces enslaved to ifindex (bond slaves): count, or -1. */
+int xlbd_link_lowers(int ifindex, int *out, size_t max);
 
 /* pool.c: fn(ctx, k) for every k < n on up to threads threads (at most
  * XLBD_POOL_THREADS), the caller one of them; returns when all are done. */
