@@ -65,12 +65,29 @@ v = {r[\"name\"]: r for r in recs if r[\"bench\"] == \"verifier\"}
 assert set(v) == {\"verifier.processed_insns\", \"verifier.xlated_bytes\", \"verifier.jited_bytes\"}, v
 assert all(r[\"value\"] > 0 for r in v.values()), v
 paths = {r[\"path\"]: r for r in recs if r[\"bench\"] == \"pkt\"}
-want = {\"non_vip_pass\", \"ct_hit\", \"new_flow\", \"stateless\", \"ipv6_ct_hit\", \"gue_ct_hit\", \"fib_ct_hit\"}
+want = {\"non_vip_pass\", \"ct_hit\", \"new_flow\", \"stateless\", \"ipv6_ct_hit\", \"gue_ct_hit\", \"fib_ct_hit\",
+        \"ct_hit_rotate\", \"ct_hit_zipf\", \"new_flow_full\"}
 assert want <= set(paths), sorted(paths)
 for r in paths.values():
     assert r[\"ns\"] > 0 and r[\"baseline_ns\"] > 0
     assert r[\"min\"] <= r[\"value\"] <= r[\"max\"]
     assert abs(r[\"ratio\"] - r[\"ns\"] / r[\"baseline_ns\"]) <= 0.01 * r[\"ratio\"] + 0.01
+    p = r[\"params\"]
+    for k in (\"ct_hit_share\", \"cache_hit_share\", \"insert_share\"):
+        assert 0 <= p[k] <= 1, (k, r)
+share = {n: paths[n][\"params\"] for n in want}
+# each path measures what its name says
+assert share[\"ct_hit_rotate\"][\"ct_hit_share\"] >= 0.99 and share[\"ct_hit_rotate\"][\"cache_hit_share\"] <= 0.05, share
+assert share[\"ct_hit_zipf\"][\"ct_hit_share\"] >= 0.99 and 0.05 < share[\"ct_hit_zipf\"][\"cache_hit_share\"] < 0.95, share
+assert share[\"ct_hit_zipf\"][\"flows\"] == 100000 and share[\"ct_hit_zipf\"][\"zipf_s\"] == 1.1, share
+for n in (\"new_flow\", \"new_flow_full\"):
+    assert share[n][\"insert_share\"] >= 0.99 and share[n][\"ct_hit_share\"] == 0, share
+assert share[\"new_flow_full\"][\"occupancy_before\"] >= 0.999, share
+tg = {n: paths[n][\"params\"].get(\"target_ratio\") for n in paths}
+assert tg[\"ct_hit\"] == 1.72 and tg[\"ct_hit_rotate\"] == 2.78 and tg[\"ct_hit_zipf\"] == 2.87, tg
+assert tg[\"new_flow\"] == 4.75 and tg[\"new_flow_full\"] == 8.0 and tg[\"non_vip_pass\"] == 1.2, tg
+ml = {r[\"name\"]: r[\"value\"] for r in recs if r[\"bench\"] == \"memlat\"}
+assert set(ml) == {\"memlat.mem_miss\", \"memlat.tlb_miss\"} and ml[\"memlat.mem_miss\"] > 0, ml
 " <<<"$out"'
 	out=$($BENCH --quick -j --against $O/xlb.bpf.o --path ct_hit pkt 2>&1)
 	check "pkt --against names the other build as the baseline of pkt_vs figures" \
@@ -116,7 +133,7 @@ for f in figs:
 groups = {n.split(\".\")[0] for n in names}
 want = {\"tables\"}
 if os.environ[\"ROOT\"] == \"1\":
-    want |= {\"verifier\", \"pkt\", \"pkt_ct1000\", \"pkt_vips\", \"pkt_ct\", \"publish\", \"memory\", \"live\"}
+    want |= {\"verifier\", \"memlat\", \"pkt\", \"pkt_ct1000\", \"pkt_vips\", \"pkt_ct\", \"publish\", \"memory\", \"live\"}
     if os.path.exists(\"'"$O"'/xlbd\"):
         want.add(\"control\")
     if os.environ[\"EDGE\"] == \"1\":

@@ -121,18 +121,38 @@ struct path {
 	int expect;		/* XDP action the path must end in */
 	int fib;		/* arrives on the veth: next hop by FIB lookup */
 	int rotate;		/* call i: flow i % rotate, all established */
+	long zipf;		/* call i: a flow of `zipf` established ones,
+				 * drawn by Zipf(ZIPF_S) (gen_zipf) */
+	int full;		/* new flows on a full connection table */
+	double target;		/* goal: ratio to the XDP_TX-only program
+				 * (issue 21's 0.6 x Katran); 0: none */
 };
 
 /*
- * Flows the *_rotate paths cycle through: 8 times the flow cache's slots
- * (structs.h), so that a flow's slot always holds another flow when its
- * turn comes again: a connection (or table) hit that misses the cache.
+ * Flows the *_rotate paths cycle through: 4096, as in the figures the
+ * goals come from; 8 times the flow cache's slots (structs.h), so that a
+ * flow's slot holds another flow when its turn comes again: a connection
+ * (or table) hit that misses the cache.
  */
-#define ROTATE_FLOWS	(8 * XLB_FC_SLOTS)
+#define ROTATE_FLOWS	4096
+/* The Zipf path: 100 000 established flows, exponent 1.1, fixed seed. */
+#define ZIPF_FLOWS	100000
+#define ZIPF_S		1.1
+#define ZIPF_SEED	0x7a697066ULL
 
 /* The paths pkt measures, in its order. */
-extern const struct path paths[11];
+extern const struct path paths[13];
 #define NPATHS	ARRAY_SIZE(paths)
+
+/*
+ * What the data path did with a path's measured calls (its VIP's
+ * counters and the new-flow guard, read around each block of calls of
+ * this build only): connection-table hits, flow-cache hits, new flows
+ * (picked from the table) and of those the ones not remembered.
+ */
+struct flow_mix {
+	__u64 calls, ct_hits, cache_hits, new_flows, refused;
+};
 
 /*
  * Where the packets of a measured case come from: the path's one packet,
@@ -150,6 +170,27 @@ struct new_flow_gen {
 size_t gen_new_flow(void *ctx, long i, __u8 *buf);
 /* Established flows, in turn (struct path.rotate): the same for any build. */
 size_t gen_rotate(void *ctx, long i, __u8 *buf);
+/*
+ * Call i of the Zipf path: the flow of rank r (0: the most frequent) with
+ * probability proportional to 1 / (r + 1)^ZIPF_S, a function of ZIPF_SEED
+ * and base + i only; gen_rank: the flow of rank base + i (to establish).
+ */
+size_t gen_zipf(void *ctx, long i, __u8 *buf);
+size_t gen_rank(void *ctx, long i, __u8 *buf);
+/* The Zipf sampler's table; 0 or -ENOMEM. */
+int zipf_init(long n, double s);
+/*
+ * Bring a path's flows into the connection table through prog_fd (each
+ * sent once, untimed): its rotate or zipf set; nothing for other paths.
+ */
+int establish(int prog_fd, const struct path *pa);
+/*
+ * Fill the connection table until every bucket is full (flows apart from
+ * every path's, as fresh as the data path's clock): *entries counted.
+ */
+int ct_fill_full(struct pkt_bench *b, __u32 *entries, __u32 *capacity);
+/* The VIP a path's packets are for. */
+int path_vip(const struct path *pa);
 
 /*
  * The FIB path's interface, in a private network namespace the benchmark
@@ -179,11 +220,26 @@ int against_load(struct pkt_bench *b, const char *file, struct xlb_err *err);
 /* Baseline (or --against build) and case, in alternating blocks. */
 int run_pair(const struct pkt_bench *bench, int base_fd, int prog_fd,
 	     const struct path *pa, long calls, pkt_gen gen, void *ctx,
-	     double *base_ns, double *ns);
+	     double *base_ns, double *ns, struct flow_mix *mix);
 /* "processed N insns" of the verifier's log of the last pkt_setup. */
 long verifier_insns(void);
 /* Keep this thread on one CPU: test runs execute where the caller runs. */
 int pin_cpu(int cpu);
 void bench_fail(struct pkt_bench *b, const char *what, int ret);
+
+/* --- the machine's memory (memlat.c) -------------------------------------- */
+
+/*
+ * ns of one dependent load: near (second-level cache), tlb (one TLB miss
+ * more than near), mem (one miss to memory, huge pages asked for), and
+ * how much of the memory region the kernel gave as huge pages.
+ */
+struct mem_lat {
+	double near_ns, tlb_ns, mem_ns;
+	long mem_huge;		/* bytes; -1: unknown */
+	double mem_huge_share;
+};
+
+int mem_latency(struct mem_lat *m);
 
 #endif /* XLB_BENCH_H */

@@ -75,6 +75,7 @@ int bench_memory(const struct opts *o)
 	struct xlb_err err = { "" };
 	struct map_mem ct, vips, outer, vstats, be, bstats, tab;
 	int fds[14], ncpu = libbpf_num_possible_cpus(), ret = 1;
+	__u32 cap = 0;
 	double vip_fixed, vip_payload, table_default = 0;
 	long long total = 0;
 	long before, after;
@@ -112,6 +113,15 @@ int bench_memory(const struct opts *o)
 		ct.info.value_size, "the entry, flow included");
 	PARAM(&f, "\"map\":\"xlb_conntrack\",\"type\":\"array, buckets of 4 ways\",\"max_entries\":%u,\"memlock\":%lld",
 	      ct.info.max_entries, ct.memlock);
+	fig_emit(o, &f);
+	if (xlb_dp_ct_capacity(&b.dp, &cap) || !cap) {
+		fprintf(stderr, "xlb-bench: cannot read the connection table's capacity\n");
+		goto out;
+	}
+	MEM_FIG("memory.conntrack_per_flow", (double)ct.memlock / cap,
+		sizeof(struct xlb_flow), "the flow's key alone");
+	PARAM(&f, "\"map\":\"xlb_conntrack\",\"flows\":%u,\"memlock\":%lld,\"note\":\"the whole map over the flows it holds when full\"",
+	      cap, ct.memlock);
 	fig_emit(o, &f);
 	MEM_FIG("memory.conntrack_map", (double)ct.memlock, 0, NULL);
 	PARAM(&f, "\"map\":\"xlb_conntrack\",\"max_entries\":%u,\"note\":\"all of it from load on: the entries are preallocated\"",

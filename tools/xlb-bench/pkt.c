@@ -51,18 +51,132 @@ static void verifier_figures(const struct opts *o, struct pkt_bench *b)
 	fig_json(&f);
 }
 
+/* One round of path pa: prepare its connection table, then measure it. */
+static int pkt_round(struct pkt_bench *b, const struct opts *o, int base_fd,
+		     int main_fd, const struct path *pa, int r, double *base,
+		     double *ns, struct flow_mix *mix)
+{
+	struct new_flow_gen g = { pa, (long)r * o->calls };
+	pkt_gen gen = pa->new_flow ? gen_new_flow : pa->rotate ? gen_rotate :
+		      pa->zipf ? gen_zipf : NULL;
+	int ret = 0;
+
+	/* every round of new flows starts from an empty table */
+	if (pa->new_flow && !pa->full)
+		xlb_dp_ct_flush(&b->dp);
+	/* established flows: all of them, before every round */
+	if (pa->rotate || pa->zipf) {
+		ret = establish(main_fd, pa);
+		if (!ret && b->against)
+			ret = establish(base_fd, pa);
+	}
+	return ret ? ret : run_pair(b, base_fd, main_fd, pa, o->calls, gen, &g,
+				    base, ns, mix);
+}
+
+/* The figure of path i: human line or JSON record. */
+static void pkt_report(const struct opts *o, const struct path *pa,
+		       double *ns, double *base, double *ratio,
+		       const struct flow_mix *m, double occupancy)
+{
+	struct fig f = { .bench = "pkt", .unit = "ns",
+			 .baseline_what = o->against ? o->against :
+				"XDP_TX-only program" };
+	double rmin, rmax, base_med, c = m->calls ? (double)m->calls : 1;
+	double hit = m->ct_hits / c, cache = m->cache_hits / c;
+	double ins = (m->new_flows - m->refused) / c;
+	int nr = o->rounds, r;
+	char tgt[16] = "";
+
+	for (r = 0; r < nr; r++)
+		ratio[r] = ns[r] / base[r];
+	qsort(ratio, (size_t)nr, sizeof(*ratio), cmp_double);
+	rmin = ratio[0];
+	rmax = ratio[nr - 1];
+	fig_median(&f, ns, nr);
+	base_med = median_of(base, nr);
+	f.baseline = base_med;
+	/* another table size, another baseline: another figure */
+	if (o->ct_entries)
+		snprintf(f.name, sizeof(f.name), "pkt%s_ct%u.%s",
+			 o->against ? "_vs" : "", o->ct_entries, pa->name);
+	else
+		snprintf(f.name, sizeof(f.name), "pkt%s.%s",
+			 o->against ? "_vs" : "", pa->name);
+	PARAM(&f, "\"path\":\"%s\",\"calls_per_round\":%ld,\"rounds\":%d,\"packet_bytes\":%d,\"ratio_min\":%.3f,\"ratio_max\":%.3f,\"conntrack_entries\":%u",
+	      pa->name, o->calls, nr, pa->family == 4 ? 118 : 138, rmin, rmax,
+	      o->ct_entries ? o->ct_entries : XLB_CONNTRACK_DEFAULT);
+	PARAM(&f, ",\"flows\":%ld,\"ct_hit_share\":%.4f,\"cache_hit_share\":%.4f,\"insert_share\":%.4f",
+	      pa->rotate ? pa->rotate : pa->zipf ? pa->zipf :
+	      pa->new_flow ? -1 : 1, hit, cache, ins);
+	if (pa->full)
+		PARAM(&f, ",\"occupancy_before\":%.6f", occupancy);
+	if (pa->zipf)
+		PARAM(&f, ",\"zipf_s\":%.2f,\"zipf_seed\":%llu", ZIPF_S,
+		      (unsigned long long)ZIPF_SEED);
+	if (pa->target && !o->against) {
+		PARAM(&f, ",\"target_ratio\":%.2f,\"target_what\":\"%s\"",
+		      pa->target, pa->expect == XDP_PASS ?
+		      "1.2 x XDP_TX" : "0.6 x Katran (issue 21)");
+		snprintf(tgt, sizeof(tgt), "%.2f", pa->target);
+	}
+	if (o->json) {
+		EXTRA(&f, "\"path\":\"%s\",\"ns\":%.1f,\"baseline_ns\":%.1f,\"calls\":%ld",
+		      pa->name, f.value, base_med, o->calls * nr);
+		fig_json(&f);
+	} else {
+		printf("%-17s %7.1f %7.1f %7.1f %8.1f %6.2f %6s %6.3f %6.3f %6.3f\n",
+		       pa->name, f.value, f.min, f.max, base_med,
+		       f.value / base_med, tgt, hit, cache, ins);
+	}
+}
+
+/* One miss to memory, one TLB miss: the limit the paths are set against. */
+static void memlat_report(const struct opts *o, const struct mem_lat *m,
+			  double per_flow)
+{
+	struct fig f;
+
+	if (!o->json) {
+		printf("this machine: one miss to memory %.1f ns (%.0f%% of the region in huge pages), one TLB miss %.1f ns, a second-level cache hit %.1f ns; connection table %.1f B per flow\n",
+		       m->mem_ns, 100 * m->mem_huge_share, m->tlb_ns,
+		       m->near_ns, per_flow);
+		return;
+	}
+	memset(&f, 0, sizeof(f));
+	f.bench = "memlat";
+	f.unit = "ns";
+	snprintf(f.name, sizeof(f.name), "memlat.mem_miss");
+	fig_exact(&f, m->mem_ns);
+	PARAM(&f, "\"what\":\"dependent load, random line of 64 MiB in a 512 MiB region\",\"huge_page_share\":%.3f",
+	      m->mem_huge_share);
+	fig_json(&f);
+	memset(&f, 0, sizeof(f));
+	f.bench = "memlat";
+	f.unit = "ns";
+	snprintf(f.name, sizeof(f.name), "memlat.tlb_miss");
+	fig_exact(&f, m->tlb_ns);
+	PARAM(&f, "\"what\":\"dependent load, one line per 4 KiB page of 16384, minus the same lines packed\",\"near_ns\":%.2f",
+	      m->near_ns);
+	fig_json(&f);
+}
+
 int bench_pkt(const struct opts *o)
 {
 	struct pkt_bench b = {};
 	struct xlb_err err = { "" };
-	int nr = o->rounds, main_fd, base_fd, r, ret;
+	struct flow_mix mix[NPATHS];
+	struct mem_lat ml;
+	int nr = o->rounds, main_fd, base_fd, r, ret, full;
 	double *base = calloc(NPATHS * (size_t)nr, sizeof(double));
 	double *ns = calloc(NPATHS * (size_t)nr, sizeof(double));
 	double *ratio = calloc((size_t)nr, sizeof(double));
-	double warm;
+	__u32 cap = 0, entries = 0, full_cap = 0;
+	double per_flow = 0;
 	size_t i;
 
-	if (!base || !ns || !ratio)
+	memset(mix, 0, sizeof(mix));
+	if (!base || !ns || !ratio || zipf_init(ZIPF_FLOWS, ZIPF_S))
 		return 1;
 	if (fib_setup()) {
 		fprintf(stderr, "xlb-bench: cannot make a network namespace for the FIB path (root needed)\n");
@@ -85,31 +199,43 @@ int bench_pkt(const struct opts *o)
 			goto out;
 		}
 	}
-	for (r = 0, ret = 0; r < nr; r++) {
-		for (i = 0; !ret && i < NPATHS; i++) {
-			struct new_flow_gen g = { &paths[i], (long)r * o->calls };
+	/*
+	 * The paths round by round, so that each round sees the machine as
+	 * the others do; those on a full table last, their rounds together
+	 * (filling a table takes longer than measuring it).
+	 */
+	for (full = 0, ret = 0; full < 2 && !ret; full++) {
+		for (r = 0; r < nr && !ret; r++) {
+			for (i = 0; !ret && i < NPATHS; i++) {
+				if ((o->path && strcmp(o->path, paths[i].name)) ||
+				    paths[i].full != full)
+					continue;
+				if (full && !r)
+					ret = ct_fill_full(&b, &entries,
+							   &full_cap);
+				ret = ret ? ret :
+				      pkt_round(&b, o, base_fd, main_fd,
+						&paths[i], r, &base[i * nr + r],
+						&ns[i * nr + r], &mix[i]);
+			}
+		}
+	}
+	if (ret) {
+		bench_fail(&b, "pkt", ret);
+		ret = 1;
+		goto out;
+	}
+	if (!xlb_dp_ct_capacity(&b.dp, &cap) && cap) {
+		struct bpf_map_info mi = {};
+		__u32 len = sizeof(mi);
 
-			if (o->path && strcmp(o->path, paths[i].name))
-				continue;
-			/* every round of new flows starts from an empty table */
-			if (paths[i].new_flow)
-				xlb_dp_ct_flush(&b.dp);
-			/* rotating flows: established before the first round */
-			if (paths[i].rotate && !r)
-				ret = run_case(main_fd, &paths[i], 0,
-					       paths[i].rotate, gen_rotate, &g,
-					       &warm);
-			ret = ret ? ret : run_pair(&b, base_fd, main_fd, &paths[i],
-				       o->calls,
-				       paths[i].new_flow ? gen_new_flow :
-				       paths[i].rotate ? gen_rotate : NULL,
-				       &g, &base[i * nr + r], &ns[i * nr + r]);
-		}
-		if (ret) {
-			bench_fail(&b, "pkt", ret);
-			ret = 1;
-			goto out;
-		}
+		if (!bpf_obj_get_info_by_fd(b.dp.conntrack, &mi, &len))
+			per_flow = (double)mi.max_entries * mi.value_size / cap;
+	}
+	if (!o->path && mem_latency(&ml)) {
+		fprintf(stderr, "xlb-bench: cannot map memory for the latency figures\n");
+		ret = 1;
+		goto out;
 	}
 	if (!o->json) {
 		printf("ns per packet, BPF_PROG_TEST_RUN, repeat=1: median over %d rounds of the mean of %ld calls; connection table of %u flows\n",
@@ -120,49 +246,22 @@ int bench_pkt(const struct opts *o)
 			       o->against);
 		if (!o->ct_entries)
 			verifier_figures(o, &b);
-		printf("%-14s %8s %8s %8s %12s %7s\n", "path", "ns", "min",
-		       "max", "baseline_ns", "ratio");
+		if (!o->path)
+			memlat_report(o, &ml, per_flow);
+		printf("target: issue 21's goal for the ratio (0.6 x Katran; non_vip_pass: 1.2); hit, cache, insert: shares of the calls\n");
+		printf("%-17s %7s %7s %7s %8s %6s %6s %6s %6s %6s\n", "path", "ns",
+		       "min", "max", "base_ns", "ratio", "target", "hit",
+		       "cache", "insert");
 	} else if (!o->ct_entries) {	/* the same program: said once */
 		verifier_figures(o, &b);
+		if (!o->path)
+			memlat_report(o, &ml, per_flow);
 	}
 	for (i = 0; i < NPATHS; i++) {
-		struct fig f = { .bench = "pkt", .unit = "ns",
-				 .baseline_what = o->against ? o->against :
-					"XDP_TX-only program" };
-		double rmin, rmax, base_med;
-
 		if (o->path && strcmp(o->path, paths[i].name))
 			continue;
-		for (r = 0; r < nr; r++)
-			ratio[r] = ns[i * nr + r] / base[i * nr + r];
-		qsort(ratio, (size_t)nr, sizeof(*ratio), cmp_double);
-		rmin = ratio[0];
-		rmax = ratio[nr - 1];
-		fig_median(&f, &ns[i * nr], nr);
-		base_med = median_of(&base[i * nr], nr);
-		f.baseline = base_med;
-		/* another table size, another baseline: another figure */
-		if (o->ct_entries)
-			snprintf(f.name, sizeof(f.name), "pkt%s_ct%u.%s",
-				 o->against ? "_vs" : "", o->ct_entries,
-				 paths[i].name);
-		else
-			snprintf(f.name, sizeof(f.name), "pkt%s.%s",
-				 o->against ? "_vs" : "", paths[i].name);
-		PARAM(&f, "\"path\":\"%s\",\"calls_per_round\":%ld,\"rounds\":%d,\"packet_bytes\":%d,\"ratio_min\":%.3f,\"ratio_max\":%.3f,\"conntrack_entries\":%u",
-		      paths[i].name, o->calls, nr,
-		      paths[i].family == 4 ? 118 : 138, rmin, rmax,
-		      o->ct_entries ? o->ct_entries : XLB_CONNTRACK_DEFAULT);
-		if (o->json) {
-			EXTRA(&f, "\"path\":\"%s\",\"ns\":%.1f,\"baseline_ns\":%.1f,\"calls\":%ld",
-			      paths[i].name, f.value, base_med,
-			      o->calls * nr);
-			fig_json(&f);
-		} else {
-			printf("%-14s %8.1f %8.1f %8.1f %12.1f %7.2f\n",
-			       paths[i].name, f.value, f.min, f.max, base_med,
-			       f.value / base_med);
-		}
+		pkt_report(o, &paths[i], &ns[i * nr], &base[i * nr], ratio,
+			   &mix[i], full_cap ? (double)entries / full_cap : 0);
 	}
 	ret = 0;
 out:

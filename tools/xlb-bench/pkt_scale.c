@@ -177,7 +177,7 @@ static int scale_case(const struct opts *o, struct pkt_bench *b,
 	for (r = 0; r < nr && !ret; r++) {
 		ret = run_pair(b, bpf_program__fd(b->reflect->progs.xlb_reflect),
 			       bpf_program__fd(b->skel->progs.xlb_main), pa,
-			       calls, gen, ctx, &base[r], &ns[r]);
+			       calls, gen, ctx, &base[r], &ns[r], NULL);
 		ratio[r] = ns[r] / base[r];
 		/* the generator's calls continue from round to round */
 		if (gen == gen_new_flow)
@@ -240,7 +240,7 @@ static void ct_fig(struct fig *f, const char *what, const struct ct_level *l)
 
 int bench_pkt_scale(const struct opts *o)
 {
-	static const struct path vip_spread = { "vip_spread", 4, VIP4, 80, 0, XDP_TX, 0, 0 };
+	static const struct path vip_spread = { "vip_spread", 4, VIP4, 80, 0, XDP_TX, 0, 0, 0, 0, 0 };
 	struct pkt_bench b = {};
 	struct xlb_err err = { "" };
 	const struct path *ct_hit = &paths[1], *new_flow = &paths[2];

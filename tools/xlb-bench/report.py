@@ -171,6 +171,7 @@ def rng(f):
 
 sections = [
     ("Verifier: the data path program", "verifier."),
+    ("This machine's memory: one miss to memory, one TLB miss", "memlat."),
     ("Per packet, BPF_PROG_TEST_RUN (baseline: XDP_TX-only program)", "pkt."),
     ("Per packet, connection table of 1000 flows", "pkt_ct1000."),
     ("Per packet against the number of VIPs", "pkt_vips."),
