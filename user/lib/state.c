@@ -940,6 +940,9 @@ static int backend_add(struct xlb_state *s, const struct xlb_op *op,
 	xlb_backend_conf_init(&b, &o->vip, o->family, o->addr);
 	backend_merge(&b, op);
 	ret = check_backend_health(&b, where, err);
+	/* a VIP not marked quic holds no quic-id: nothing to walk then */
+	if (!ret && (v->quic || b.quic_id_len))
+		ret = check_quic(s, v, &b, -1, where, err);
 	if (ret)
 		return ret;
 	/* where it goes by name within the VIP, and a name taken there */
