@@ -48,10 +48,12 @@ static int sids_check(const struct xlb_quic_sid *sids, size_t n,
 	qsort(k, n, sizeof(*k), sid_cmp);
 	for (i = 1; i < n; i++)
 		if (!sid_cmp(&k[i - 1], &k[i])) {
+			__u32 vip = k[i].vip;
+
 			free(k);
 			return xlb_errf(err, EINVAL,
 					"a QUIC server ID of VIP id %u is given twice",
-					k[i].vip);
+					vip);
 		}
 	*sorted = k;
 	return 0;
