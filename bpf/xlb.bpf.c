@@ -603,7 +603,8 @@ __noinline int sum_packet(struct xdp_md *ctx, __u32 off, __u32 len)
 struct fwd_args {
 	struct pkt p;
 	struct choice ch;
-	__u32 vip_id;
+	__u16 vip_id;		/* < XLB_MAX_VIPS */
+	__u16 link;		/* XLB_LINK_SLOT of the ingress link */
 	__be32 src4;		/* the VIP's outer source overrides */
 	__be32 src6[4];
 	__u16 answer_mtu;	/* XLB_ANSWER: the MTU the client must use */
@@ -1113,6 +1114,7 @@ static __noinline int process(struct xdp_md *ctx, struct fwd_args *fa)
 	if (!fa)
 		return XDP_ABORTED;
 	__builtin_memset(fa, 0, sizeof(*fa));
+	fa->link = XLB_LINK_SLOT(ctx->ingress_ifindex);
 	if (parse_eth(&c, &eth, &proto))
 		return XDP_PASS;
 	if (proto == bpf_htons(ETH_P_IP)) {
@@ -1655,14 +1657,11 @@ __noinline int too_big_reply(struct xdp_md *ctx, struct fwd_args *f)
  * A function of its own: its key is then on no frame of the deepest
  * chain (see below).
  */
-static __noinline int count_action(struct xdp_md *ctx, int action)
+static __noinline int count_action(__u32 link, int action)
 {
-	__u32 key;
+	__u32 key = link * XLB_ACTIONS + action;
 	__u64 *n;
 
-	if (!ctx)
-		return action;
-	key = XLB_LINK_SLOT(ctx->ingress_ifindex) * XLB_ACTIONS + action;
 	n = bpf_map_lookup_elem(&xlb_actions, &key);
 	if (n)
 		*n += 1;
@@ -1670,14 +1669,18 @@ static __noinline int count_action(struct xdp_md *ctx, int action)
 }
 
 /*
- * Stack: 6.1's verifier rounds each frame up to 32 bytes and allows 512
- * for the deepest chain, xlb_main (no frame) -> xlb_run() -> process() ->
- * pick_stateful(): at 256 + 152 + 96 bytes that is 256 + 160 + 96 = 512,
+ * Stack: 6.1's verifier rounds each frame up to 32 bytes (an empty one
+ * too) and allows 512 for the deepest chain, xlb_main() -> process() ->
+ * pick_stateful(): 256 + 152 + 96 bytes, rounded 256 + 160 + 96 = 512,
  * all of it; the other chain through process(), to quic_pick()
- * (quic_dp.h, 72 bytes), takes as much.  The vm tier loads the program
- * on 6.1; growing any of these needs room made elsewhere first.
+ * (quic_dp.h, 72 bytes), takes as much.  The action is counted from
+ * fa.link, not ctx, which would then stay on this frame past its last
+ * call (8 bytes more); and not by a wrapper around this function, whose
+ * empty frame is 32 bytes on 6.1.  The vm tier loads the program on 6.1;
+ * growing any of these needs room made elsewhere first.
  */
-static __noinline int xlb_run(struct xdp_md *ctx)
+SEC("xdp")
+int xlb_main(struct xdp_md *ctx)
 {
 	struct ethhdr *eth = (void *)(long)ctx->data;
 	struct fwd_args fa;
@@ -1686,6 +1689,7 @@ static __noinline int xlb_run(struct xdp_md *ctx)
 	__u32 key = 0;
 	int action = XLB_GENERAL;
 
+	fa.link = XLB_LINK_SLOT(ctx->ingress_ifindex);
 	if ((void *)(eth + 1) <= (void *)(long)ctx->data_end) {
 		if (eth->h_proto == bpf_htons(ETH_P_IP))
 			action = fast_v4(ctx, &fa);
@@ -1713,16 +1717,6 @@ static __noinline int xlb_run(struct xdp_md *ctx)
 	if (action == XLB_ANSWER)
 		action = too_big_reply(ctx, &fa);
 
-	return action;
+	return count_action(fa.link, action);
 }
 
-/*
- * The program: xlb_run() and the count of its action by ingress link.
- * Counting here keeps ctx off xlb_run()'s frame past its last call (8
- * bytes that 6.1's budget below does not have); this frame is empty.
- */
-SEC("xdp")
-int xlb_main(struct xdp_md *ctx)
-{
-	return count_action(ctx, xlb_run(ctx));
-}
