@@ -313,13 +313,16 @@ $(O)/tests/kmod/%: tests/kmod/%.c $(LIBXLB) $(PKT_OBJ) | $(BPF_SKELS) $(KSFT_HDR
 # The source tree DKMS builds (kmod/dkms.conf at its top), staged in $(O).
 KMOD_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' kmod/dkms.conf)
 DKMS_SRC    := $(O)/dkms/xlb_redirect-$(KMOD_VERSION)
+# the headers bpf/structs.h includes, read from it so that a new one is
+# never left out of the module's source tree
+KMOD_BPF_HDRS := $(addprefix bpf/,$(shell sed -n 's/^\#include "\(.*\)"/\1/p' bpf/structs.h))
 
 .PHONY: kmod-dkms-src
 kmod-dkms-src:
 	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)/kmod $(DKMS_SRC)/bpf
 	cp Kbuild kmod/dkms.conf $(DKMS_SRC)/
 	cp kmod/Kbuild kmod/xlb_redirect.c $(DKMS_SRC)/kmod/
-	cp bpf/structs.h bpf/flow_hash.h bpf/table.h bpf/ct_hash.h $(DKMS_SRC)/bpf/
+	cp bpf/structs.h $(KMOD_BPF_HDRS) $(DKMS_SRC)/bpf/
 
 test test-vm vmtest: kmod kmod-dkms-src $(KMOD_TESTS) $(CHECKPATCH)
 clean: kmod-clean
