@@ -220,15 +220,13 @@ write_helper() {
 	    print("  spread: " + ", ".join(parts))
 
 	def slots(path):
-	    """The primaries of a dumped table (entry 0 holds M)."""
-	    d = load(path)
-	    m = {}
-	    for e in d:
-	        k = int.from_bytes(bytes(int(x, 16) for x in e["key"]), "little")
-	        v = int.from_bytes(bytes(int(x, 16) for x in e["value"]), "little")
-	        m[k] = v
-	    size = m.pop(0)
-	    return size, [m[i] & 0xffff for i in range(1, size + 1)]
+	    """The primaries of a dumped table: its one value, 32-bit words,
+	    word 0 the header (M in its low 24 bits), word 1 + i slot i
+	    (bpf/table.h)."""
+	    b = bytes(int(x, 16) for x in load(path)[0]["value"])
+	    w = [int.from_bytes(b[i:i + 4], "little") for i in range(0, len(b), 4)]
+	    size = w[0] & 0xffffff
+	    return size, [w[i] & 0xffff for i in range(1, size + 1)]
 
 	def names(*paths):
 	    n = {}
