@@ -478,7 +478,9 @@ static void probe_redirect(const struct xb_conf *c, const char *dev,
 		memcpy(&t4->sin_addr, odst, 4);
 		t4->sin_port = htons((__u16)c->gue_port);
 		sl = sizeof(*f4);
+		/* bind to, and send from, an address not this host's */
 		setsockopt(sfd, SOL_IP, IP_FREEBIND, &one, sizeof(one));
+		setsockopt(sfd, SOL_IP, IP_TRANSPARENT, &one, sizeof(one));
 	} else {
 		struct sockaddr_in6 *f6 = (void *)&from, *t6 = (void *)&to;
 
@@ -488,6 +490,7 @@ static void probe_redirect(const struct xb_conf *c, const char *dev,
 		t6->sin6_port = htons((__u16)c->gue_port);
 		sl = sizeof(*f6);
 		setsockopt(sfd, SOL_IPV6, IPV6_FREEBIND, &one, sizeof(one));
+		setsockopt(sfd, SOL_IPV6, IPV6_TRANSPARENT, &one, sizeof(one));
 	}
 	if (bind(sfd, (void *)&from, sl) ||
 	    sendto(sfd, frame + off, len - off, 0, (void *)&to, sl) < 0) {
