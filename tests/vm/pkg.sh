@@ -7,14 +7,15 @@
 #
 # The root: debootstrap (minbase) from the Debian registry with systemd,
 # DKMS, the guest kernel's image and headers and the packages' dependencies
-# (tests/vm/lib/debroot.sh), made once and kept in build/pkg/ (made anew
-# when missing).  Each run installs both packages with apt-get into an
-# overlay above it (build/pkg/inst-KVER/upper, in a mount namespace of its
-# own), the way an image is built: DKMS builds the module there for the
-# root's kernel, the guest's, at native speed (under the guest's software
-# emulation the build alone took minutes).  The result boots in a qemu
-# guest of Debian's 6.1 kernel (tools/vm/run.sh --root: read-only under a
-# tmpfs overlay).  A qemu guest rather than a container (systemd-nspawn
+# (tests/vm/lib/debroot.sh), one per kernel, made once and kept in
+# build/pkg/ (made anew when missing).  Each run installs both packages
+# with apt-get into an overlay above it (build/pkg/inst-KVER/upper, in a
+# mount namespace of its own), the way an image is built: DKMS builds the
+# module there for the root's kernel, the guest's, at native speed (under
+# the guest's software emulation the build alone took minutes).  The
+# result boots in a qemu guest of that kernel, each kernel Debian 12 ships
+# one after the other (tools/vm/run.sh --root: read-only under a tmpfs
+# overlay).  A qemu guest rather than a container (systemd-nspawn
 # --boot): the module must be loaded into the guest's own kernel, and
 # xlbd attaches XDP and pins BPF objects in the kernel it runs on; a
 # container shares the host's kernel (not a Debian 12 one) with
@@ -100,7 +101,7 @@ guest() {
 
 	# --- the module --------------------------------------------------------
 	check "dkms: xlb_redirect installed for $kver" \
-		sh -c "dkms status xlb_redirect | grep -E '$kver.*: installed'"
+		sh -c "dkms status xlb_redirect | grep -F ', $kver, ' | grep ': installed'"
 	check "modprobe loads the module DKMS built" modprobe xlb_redirect
 	check "the loaded module is DKMS's, for $kver" sh -c "
 		modinfo -n xlb_redirect | grep -q '^/lib/modules/$kver/updates/dkms/xlb_redirect.ko' &&
@@ -241,41 +242,29 @@ else
 	tap_ok "lintian: no error, no warning"
 fi
 
-series=6.1
-kver=$(vm_kver "$series")
 pkg="$O/pkg"
 [[ "$pkg" == /* ]] || pkg="$PWD/$pkg"
-root="$pkg/root-$kver"
-inst="$pkg/inst-$kver"
 mkdir -p "$pkg" "$O/vm"
-rm -rf "$inst"
-mkdir -p "$inst"/{upper,work,merged,debs}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" "$inst"' EXIT
+insts=()
+trap 'rm -rf "$tmp" "${insts[@]}"' EXIT
 
 # the upgrade: the same package with a higher version
 ver=$(dpkg-deb -f "${xlb[0]}" Version)
-up="$inst/debs/xlb_${ver}+1_amd64.deb"
+up_name="xlb_${ver}+1_amd64.deb"
 if dpkg-deb -R "${xlb[0]}" "$tmp/x" &&
    sed -i "s/^Version: .*/Version: ${ver}+1/" "$tmp/x/DEBIAN/control" &&
-   dpkg-deb -b --root-owner-group "$tmp/x" "$up" >/dev/null; then
+   dpkg-deb -b --root-owner-group "$tmp/x" "$tmp/$up_name" >/dev/null; then
 	tap_ok "xlb $ver repacked as ${ver}+1 for the upgrade"
 else
 	tap_not_ok "xlb $ver repacked as ${ver}+1 for the upgrade"
 fi
 
-# the root, with what the packages depend on (the guest has no network)
+# what the packages depend on, in every root (the guest has no network)
 mapfile -t deps < <(for d in "${xlb[0]}" "${dkms[0]}" "${backend[0]}"; do
 	dpkg-deb -f "$d" Depends; done)
 mapfile -t deps < <(printf '%s\n' "${deps[@]}" | tr ',' '\n' |
 	sed 's/^ *//; s/[ (|:].*//' | grep -v '^$' | sort -u)
-t0=$(date +%s)
-if [[ -z "$kver" ]] || ! out=$(debroot_ensure "$root" "$kver" "${deps[@]}" 2>&1); then
-	tap_not_ok "a Debian 12 root for kernel ${kver:-$series} in $root" "$out"
-	tap_done
-	exit 1
-fi
-tap_ok "a Debian 12 root for kernel $kver in $root ($(($(date +%s) - t0)) s)" "$out"
 
 # What run.sh adds to the root: the repository's path and its parents, the
 # command's unit, the mask of the serial console's getty.
@@ -287,55 +276,83 @@ for ((;;)); do
 	[[ "$p" != / ]] || break
 done
 harness="^($harness)\$"
-
-# In one mount namespace: the install overlay, apt-get install in it, the
-# guest booting it (qemu's 9p sees the overlay).  All of it is unmounted
-# when the namespace ends.
-log="$O/vm/pkg-$series.log"
-install_log="$PWD/$O/vm/pkg-$series-install.log"
-[[ "$O" != /* ]] || install_log="$O/vm/pkg-$series-install.log"
 xlb_name=${xlb[0]##*/} dkms_name=${dkms[0]##*/} backend_name=${backend[0]##*/}
-cp "${xlb[0]}" "${dkms[0]}" "${backend[0]}" "$inst/debs/"
-export root inst series TIMEOUT harness up install_log xlb_name dkms_name backend_name
-unshare --mount --propagation private -- bash -c '
-	. tests/vm/lib/debroot.sh
-	mount -t overlay overlay \
-		-o "lowerdir=$root,upperdir=$inst/upper,workdir=$inst/work" "$inst/merged" ||
-		exit 1
-	(cd "$inst/merged" && find . -xdev -path ./proc -prune -o -print |
-		sed "s|^\.||; s|^$|/|" | sort) >"$inst/before"
-	mkdir -p "$inst/merged/tmp/debs"
-	cp "$inst/debs/$xlb_name" "$inst/debs/$dkms_name" "$inst/debs/$backend_name" \
-		"$inst/merged/tmp/debs/"
+
+# pkg_series SERIES: a root of Debian 12 with that series' kernel (each
+# its own, kept in build/pkg/), the packages installed into an overlay
+# above it, the guest booting it
+pkg_series() {
+	local series=$1 kver root inst up out t0 log install_log rc ended line
+
+	kver=$(vm_kver "$series")
+	root="$pkg/root-$kver"
+	inst="$pkg/inst-$kver"
+	insts+=("$inst")
+	rm -rf "$inst"
+	mkdir -p "$inst"/{upper,work,merged,debs}
+	up="$inst/debs/$up_name"
+	cp "$tmp/$up_name" "$up" 2>/dev/null
 	t0=$(date +%s)
-	if debroot_chroot "$inst/merged" apt-get install -y --no-install-recommends \
-		"/tmp/debs/$xlb_name" "/tmp/debs/$dkms_name" "/tmp/debs/$backend_name" \
-		>"$install_log" 2>&1; then
-		echo "@ok apt-get install of xlb, xlb-backend and xlb-redirect-dkms into the root ($(($(date +%s) - t0)) s, the DKMS build included)"
-	else
-		echo "@not ok apt-get install of xlb, xlb-backend and xlb-redirect-dkms into the root ($install_log)"
-		tail -n 20 "$install_log" | sed "s/^/#   /"
-		exit 0
+	if [[ -z "$kver" ]] || ! out=$(debroot_ensure "$root" "$kver" "${deps[@]}" 2>&1); then
+		tap_not_ok "$series: a Debian 12 root for kernel ${kver:-$series} in $root" "$out"
+		return 1
 	fi
-	rm -rf "$inst/merged/tmp/debs"
-	tools/vm/run.sh --kernel "$series" --timeout "$TIMEOUT" --root "$inst/merged" -- \
-		tests/vm/pkg.sh --guest "$up" "$inst/before" "$harness"
-	echo "@rc $?"
-' >"$log" 2>&1
-rc=1 ended=0
-while IFS= read -r line; do
-	case "$line" in
-	"@ok "*)     tap_ok "$series: ${line#@ok }" ;;
-	"@not ok "*) tap_not_ok "$series: ${line#@not ok }" ;;
-	"@end")      ended=1 ;;
-	"@rc "*)     rc=${line#@rc } ;;
-	"#"*)        echo "$line" ;;
-	esac
-done <"$log"
-if [[ $rc -eq 0 && $ended -eq 1 ]]; then
-	tap_ok "$series: the guest ran every step"
-else
-	tap_not_ok "$series: the guest ran every step (run.sh status $rc; $log)" \
-		"$(grep -v '^[@#]' "$log" | tail -n 20)"
-fi
+	tap_ok "$series: a Debian 12 root for kernel $kver in $root ($(($(date +%s) - t0)) s)" "$out"
+
+	# In one mount namespace: the install overlay, apt-get install in
+	# it, the guest booting it (qemu's 9p sees the overlay).  All of it
+	# is unmounted when the namespace ends.
+	log="$O/vm/pkg-$series.log"
+	install_log="$PWD/$O/vm/pkg-$series-install.log"
+	[[ "$O" != /* ]] || install_log="$O/vm/pkg-$series-install.log"
+	cp "${xlb[0]}" "${dkms[0]}" "${backend[0]}" "$inst/debs/"
+	export root inst series TIMEOUT harness up install_log xlb_name dkms_name backend_name
+	unshare --mount --propagation private -- bash -c '
+		. tests/vm/lib/debroot.sh
+		mount -t overlay overlay \
+			-o "lowerdir=$root,upperdir=$inst/upper,workdir=$inst/work" "$inst/merged" ||
+			exit 1
+		(cd "$inst/merged" && find . -xdev -path ./proc -prune -o -print |
+			sed "s|^\.||; s|^$|/|" | sort) >"$inst/before"
+		mkdir -p "$inst/merged/tmp/debs"
+		cp "$inst/debs/$xlb_name" "$inst/debs/$dkms_name" "$inst/debs/$backend_name" \
+			"$inst/merged/tmp/debs/"
+		t0=$(date +%s)
+		if debroot_chroot "$inst/merged" apt-get install -y --no-install-recommends \
+			"/tmp/debs/$xlb_name" "/tmp/debs/$dkms_name" "/tmp/debs/$backend_name" \
+			>"$install_log" 2>&1; then
+			echo "@ok apt-get install of xlb, xlb-backend and xlb-redirect-dkms into the root ($(($(date +%s) - t0)) s, the DKMS build included)"
+		else
+			echo "@not ok apt-get install of xlb, xlb-backend and xlb-redirect-dkms into the root ($install_log)"
+			tail -n 20 "$install_log" | sed "s/^/#   /"
+			exit 0
+		fi
+		rm -rf "$inst/merged/tmp/debs"
+		tools/vm/run.sh --kernel "$series" --timeout "$TIMEOUT" --root "$inst/merged" -- \
+			tests/vm/pkg.sh --guest "$up" "$inst/before" "$harness"
+		echo "@rc $?"
+	' >"$log" 2>&1
+	rc=1 ended=0
+	while IFS= read -r line; do
+		case "$line" in
+		"@ok "*)     tap_ok "$series: ${line#@ok }" ;;
+		"@not ok "*) tap_not_ok "$series: ${line#@not ok }" ;;
+		"@end")      ended=1 ;;
+		"@rc "*)     rc=${line#@rc } ;;
+		"#"*)        echo "$line" ;;
+		esac
+	done <"$log"
+	if [[ $rc -eq 0 && $ended -eq 1 ]]; then
+		tap_ok "$series: the guest ran every step"
+	else
+		tap_not_ok "$series: the guest ran every step (run.sh status $rc; $log)" \
+			"$(grep -v '^[@#]' "$log" | tail -n 20)"
+	fi
+}
+
+# one series after the other: each guest takes a core, the DKMS build in
+# the other root the rest
+for s in "${VM_SERIES[@]}"; do
+	pkg_series "$s"
+done
 tap_done
