@@ -27,6 +27,8 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +218,7 @@ static inline const struct lb_kind_def *lb_kind(int v)
 
 struct lb {
 	struct xlb_bpf *skel;
+	bool shared;				/* skel is lb_shared */
 	int prog_fd;
 	struct xlb_dp dp;
 	struct xlb_config cfg;
@@ -289,6 +292,8 @@ static inline int lb_table_ids(const struct lb *lb, const __u16 *ids, int n,
 	return 0;
 }
 
+static inline void lb_note_pub(__u32 size, __u32 vip);
+
 /* Publish t as VIP v's table; the fixture owns t afterwards. */
 static inline int lb_install(struct lb *lb, int v, struct xlb_table *t,
 			     char *why, size_t wn)
@@ -300,6 +305,7 @@ static inline int lb_install(struct lb *lb, int v, struct xlb_table *t,
 		return lb_fail(why, wn, "xlb_dp_table_publish VIP %d: %s", v,
 			       err.msg);
 	}
+	lb_note_pub(t->size, (__u32)v);
 	xlb_table_free(&lb->tbl[v]);
 	lb->tbl[v] = *t;
 	memset(t, 0, sizeof(*t));
@@ -340,8 +346,172 @@ static inline int lb_publish(struct lb *lb, int v, int first, int n,
 }
 
 /*
+ * One load per test program.  The verifier's pass over the data path is
+ * most of what a fresh fixture costs (a second or more per load under
+ * the vm tier's emulated CPU), so the object is loaded once, before the
+ * harness forks its first test (each test runs in a child that inherits
+ * the descriptors), and every test's setup first returns the maps to the
+ * state of a fresh load (lb_reset): arrays zeroed, hash maps and map
+ * slots emptied.  The program keeps no state outside its maps; the
+ * read-only data is the loader's and is left alone.
+ */
+static struct xlb_bpf *lb_shared;
+static int lb_shared_errno;
+
+/*
+ * The table slots the tests published (xlb_tab_<size>[vip]), in memory
+ * the forked tests share with the harness, so that a reset empties those
+ * and no others: on 6.1 every syscall on a map of maps, a lookup of an
+ * empty slot included, waits for an RCU grace period (16 ms a slot in
+ * the vm tier's guest).  Past LB_PUBS slots, every slot is emptied.
+ */
+#define LB_PUBS	256
+struct lb_pubs {
+	unsigned int n;
+	bool overflow;
+	struct {
+		__u32 size;
+		__u32 vip;
+	} e[LB_PUBS];
+};
+static struct lb_pubs *lb_pubs;
+
+__attribute__((constructor)) static void lb_shared_load(void)
+{
+	lb_pubs = mmap(NULL, sizeof(*lb_pubs), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (lb_pubs == MAP_FAILED) {
+		lb_shared_errno = errno;
+		lb_pubs = NULL;
+		return;
+	}
+	lb_shared = xlb_bpf__open_and_load();
+	lb_shared_errno = lb_shared ? 0 : errno;
+}
+
+/* Table of size `size` published for VIP vip (libxlb's xlb_tab_<size>). */
+static inline void lb_note_pub(__u32 size, __u32 vip)
+{
+	unsigned int i;
+
+	if (!lb_pubs)
+		return;
+	for (i = 0; i < lb_pubs->n; i++)
+		if (lb_pubs->e[i].size == size && lb_pubs->e[i].vip == vip)
+			return;
+	if (lb_pubs->n == LB_PUBS) {
+		lb_pubs->overflow = true;
+		return;
+	}
+	lb_pubs->e[lb_pubs->n].size = size;
+	lb_pubs->e[lb_pubs->n].vip = vip;
+	lb_pubs->n++;
+}
+
+static inline int lb_map_reset(struct bpf_map *m)
+{
+	enum bpf_map_type t = bpf_map__type(m);
+	__u32 n = bpf_map__max_entries(m), i;
+	size_t vs = bpf_map__value_size(m), len;
+	int fd = bpf_map__fd(m), ncpu, ret = 0;
+	const char *name = bpf_map__name(m);
+	__u32 *keys;
+	void *vals;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	if (strstr(name, ".rodata") || strstr(name, ".kconfig"))
+		return 0;
+	switch (t) {
+	case BPF_MAP_TYPE_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+		if (bpf_map__map_flags(m) & BPF_F_MMAPABLE) {
+			len = ((vs + 7) & ~(size_t)7) * n;
+			vals = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				    MAP_SHARED, fd, 0);
+			if (vals == MAP_FAILED)
+				return -errno;
+			memset(vals, 0, len);
+			munmap(vals, len);
+			return 0;
+		}
+		ncpu = t == BPF_MAP_TYPE_PERCPU_ARRAY ?
+		       libbpf_num_possible_cpus() : 1;
+		if (ncpu < 1)
+			return -EINVAL;
+		vs = ((vs + 7) & ~(size_t)7) * (size_t)ncpu;
+		keys = malloc(sizeof(*keys) * n);
+		vals = calloc(n, vs);
+		if (!keys || !vals) {
+			ret = -ENOMEM;
+		} else {
+			for (i = 0; i < n; i++)
+				keys[i] = i;
+			if (bpf_map_update_batch(fd, keys, vals, &n, &opts))
+				ret = -errno;
+		}
+		free(keys);
+		free(vals);
+		return ret;
+	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+		return 0;	/* lb_reset: the slots lb_pubs lists */
+	default: {
+		/* hash maps: delete the first key until none is left */
+		char key[256];
+
+		if (bpf_map__key_size(m) > sizeof(key))
+			return -E2BIG;
+		while (!bpf_map_get_next_key(fd, NULL, key))
+			if (bpf_map_delete_elem(fd, key))
+				return -errno;
+		return errno == ENOENT ? 0 : -errno;
+	}
+	}
+}
+
+static inline int lb_reset(struct xlb_bpf *skel, char *why, size_t wn)
+{
+	struct bpf_map *m;
+	char name[32];
+	unsigned int i;
+	__u32 k;
+	int ret;
+
+	bpf_object__for_each_map(m, skel->obj) {
+		if (bpf_map__type(m) != BPF_MAP_TYPE_ARRAY_OF_MAPS)
+			continue;
+		for (k = 0; lb_pubs->overflow && k < bpf_map__max_entries(m);
+		     k++)
+			if (bpf_map_delete_elem(bpf_map__fd(m), &k) &&
+			    errno != ENOENT)
+				return lb_fail(why, wn, "cannot empty %s[%u]: %s",
+					       bpf_map__name(m), k,
+					       strerror(errno));
+	}
+	for (i = 0; !lb_pubs->overflow && i < lb_pubs->n; i++) {
+		k = lb_pubs->e[i].vip;
+		snprintf(name, sizeof(name), "xlb_tab_%u", lb_pubs->e[i].size);
+		m = bpf_object__find_map_by_name(skel->obj, name);
+		if (!m)
+			return lb_fail(why, wn, "no map %s", name);
+		if (bpf_map_delete_elem(bpf_map__fd(m), &k) && errno != ENOENT)
+			return lb_fail(why, wn, "cannot empty %s[%u]: %s",
+				       name, k, strerror(errno));
+	}
+	lb_pubs->n = 0;
+	lb_pubs->overflow = false;
+	bpf_object__for_each_map(m, skel->obj) {
+		ret = lb_map_reset(m);
+		if (ret)
+			return lb_fail(why, wn, "cannot empty map %s: %s",
+				       bpf_map__name(m), strerror(-ret));
+	}
+	return 0;
+}
+
+/*
  * lb_init_ct: with a connection table of ct_entries (0: the object's
- * size), for tests that fill it.
+ * size, and the program loaded once for all tests), for tests that fill
+ * it.
  */
 static inline int lb_init_ct(struct lb *lb, __u32 ct_entries, char *why,
 			     size_t wn)
@@ -351,13 +521,23 @@ static inline int lb_init_ct(struct lb *lb, __u32 ct_entries, char *why,
 
 	memset(lb, 0, sizeof(*lb));
 	lb->dp.config = -1;
-	lb->skel = xlb_bpf__open();
+	if (!ct_entries && !lb_shared)
+		return lb_fail(why, wn, "cannot load xlb.bpf.o: %s (needs root "
+			       "and BPF)", strerror(lb_shared_errno));
+	if (!ct_entries) {
+		lb->skel = lb_shared;
+		lb->shared = true;
+		if (lb_reset(lb->skel, why, wn))
+			return -1;
+	} else {
+		lb->skel = xlb_bpf__open();
+	}
 	if (lb->skel && ct_entries &&
 	    bpf_map__set_max_entries(lb->skel->maps.xlb_conntrack, ct_entries)) {
 		xlb_bpf__destroy(lb->skel);
 		lb->skel = NULL;
 	}
-	if (lb->skel && xlb_bpf__load(lb->skel)) {
+	if (lb->skel && !lb->shared && xlb_bpf__load(lb->skel)) {
 		xlb_bpf__destroy(lb->skel);
 		lb->skel = NULL;
 	}
@@ -452,7 +632,9 @@ static inline void lb_fini(struct lb *lb)
 		xlb_table_free(&lb->tbl[v]);
 	if (lb->dp.config >= 0)
 		xlb_dp_close(&lb->dp);
-	xlb_bpf__destroy(lb->skel);
+	if (!lb->shared)
+		xlb_bpf__destroy(lb->skel);
+	lb->skel = NULL;
 }
 
 /* --- packets -------------------------------------------------------------- */

@@ -153,6 +153,7 @@ static int publish_one(struct publisher *pub)
 		snprintf(pub->err, sizeof(pub->err), "%.150s", err.msg);
 		return -1;
 	}
+	lb_note_pub(pub->t[pub->published & 1]->size, (__u32)pub->vip);
 	pub->published++;
 	return 0;
 }
