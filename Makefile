@@ -241,9 +241,13 @@ $(O)/tests/daemon/%: tests/daemon/%.c $(LIBXLB) $(PKT_OBJ) | $(KSFT_HDR)
 	@mkdir -p $(dir $@)
 	$(TEST_LINK)
 
-test: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(NET_TESTS) $(DAEMON_TESTS) \
+# test-build: everything the tiers run, built and nothing run
+.PHONY: test test-build
+test: test-build
+	@tests/run.sh unit unit-asan bpf net daemon e2e --beside vm
+
+test-build: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(NET_TESTS) $(DAEMON_TESTS) \
       $(O)/fuzz/config $(O)/fuzz/control
-	@tests/run.sh unit unit-asan bpf net daemon e2e vm
 
 .PHONY: test-daemon test-e2e test-net
 test-net: $(NET_TESTS)
@@ -324,7 +328,7 @@ kmod-dkms-src:
 	cp kmod/Kbuild kmod/xlb_redirect.c $(DKMS_SRC)/kmod/
 	cp bpf/structs.h $(KMOD_BPF_HDRS) $(DKMS_SRC)/bpf/
 
-test test-vm vmtest: kmod kmod-dkms-src $(KMOD_TESTS) $(CHECKPATCH)
+test-build test-vm vmtest: kmod kmod-dkms-src $(KMOD_TESTS) $(CHECKPATCH)
 clean: kmod-clean
 
 # --- fuzzing ----------------------------------------------------------------
@@ -445,7 +449,7 @@ $(DEB_STAMP): $(DEB_INPUTS)
 		>$(DEB_DIR)/lintian.txt; rc=$$?; cat $(DEB_DIR)/lintian.txt; exit $$rc
 	touch $@
 
-test test-vm vmtest: $(DEB_STAMP)
+test-build test-vm vmtest: $(DEB_STAMP)
 
 clean:
 	rm -rf $(O)

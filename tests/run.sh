@@ -3,6 +3,14 @@
 #
 # Run test tiers and print one summary line over all their test cases:
 #   N passed, N failed, N skipped
+#
+#   tests/run.sh TIER... [--beside TIER...]...
+#
+# Tiers run in the order given.  Each --beside starts a group of tiers
+# that runs at the same time as the others, in a process of its own (make
+# test runs the qemu guests, which keep one core busy, beside the host's
+# tiers); a side group's output is kept in $O/tests/beside-N.log and
+# printed after the first group's, and the summary counts every group.
 # Every test program prints TAP (C: kselftest harness; shell: plain TAP).
 # A program that exits non-zero without reporting a failed case counts as
 # one failed case.  A tier that cannot run here (no privilege, Debian
@@ -56,7 +64,7 @@ tier_blocked() {
 }
 
 run_program() {
-	local prog=$1 log rc p f s
+	local prog=$1 log rc p f s t0=$SECONDS
 	log=$(mktemp)
 	echo "# === $prog"
 	ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1} \
@@ -76,8 +84,53 @@ run_program() {
 		f=1
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	echo "# --- $prog: $((SECONDS - t0)) s"
 	rm -f "$log"
 }
+
+# Side groups: the arguments after each --beside, up to the next one.
+groups=() cur=()
+for a in "$@"; do
+	if [[ $a == --beside ]]; then
+		groups+=("${cur[*]}") cur=()
+	else
+		cur+=("$a")
+	fi
+done
+groups+=("${cur[*]}")
+if [[ ${#groups[@]} -gt 1 ]]; then
+	mkdir -p "$O"/tests
+	pids=() t0=$SECONDS
+	for ((i = 1; i < ${#groups[@]}; i++)); do
+		# shellcheck disable=SC2086  # one tier a word
+		"$0" ${groups[i]} >"$O/tests/beside-$i.log" 2>&1 &
+		pids[i]=$!
+		echo "# beside: tiers ${groups[i]} (output in $O/tests/beside-$i.log)"
+	done
+	# shellcheck disable=SC2086
+	"$0" ${groups[0]} | tee "$O/tests/beside-0.log"
+	for ((i = 1; i < ${#groups[@]}; i++)); do
+		wait "${pids[i]}"
+		echo "# === tiers ${groups[i]} (beside the others)"
+		sed '$d' "$O/tests/beside-$i.log"
+	done
+	for ((i = 0; i < ${#groups[@]}; i++)); do
+		last=$(tail -n 1 "$O/tests/beside-$i.log")
+		if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+			echo "# tiers ${groups[i]}: $last"
+			pass=$((pass + BASH_REMATCH[1]))
+			fail=$((fail + BASH_REMATCH[2]))
+			skip=$((skip + BASH_REMATCH[3]))
+		else
+			echo "not ok - tiers ${groups[i]} ended without a summary"
+			fail=$((fail + 1))
+		fi
+	done
+	echo "# all groups: $((SECONDS - t0)) s"
+	echo "$pass passed, $fail failed, $skip skipped"
+	[[ $fail -eq 0 ]]
+	exit
+fi
 
 for tier in "$@"; do
 	why=$(tier_blocked "$tier")
