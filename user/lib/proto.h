@@ -63,7 +63,17 @@
  *             "adopted": bool (this daemon adopted pinned state at start),
  *             "conntrack_capacity": n (flows the connection table holds),
  *             "vips": n, "backends": n,
- *             "links": [LINK...]}
+ *             "links": [LINK...], "start_ms": {...}}
+ *             (start_ms: where this daemon's start went, in ms from
+ *             main() on: init (options, lock, libraries), state (the
+ *             saved state or config file read), metrics, data_path (loaded
+ *             or opened from its pins), runtime (the runtime file read),
+ *             adopt (ids and VIPs read from the pinned maps), commit (the
+ *             first commit without its tables), tables (adopted or
+ *             published), rest (announce, counters), listen (until the
+ *             control socket listens), loop (threads started, privileges
+ *             dropped), answer (main() -> the loop's first turn); 0 for
+ *             a phase a fresh start skips)
  *  "link.show" {}: result {"links": [LINK...]}
  *             LINK = {"ifname", "ifindex", "mode": "native"|"generic",
  *                     "attached": bool, "prog_id": n, "error"?: "...",

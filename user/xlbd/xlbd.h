@@ -272,6 +272,21 @@ struct xlbd {
 		double parse, commit, build, publish, pool, reconcile, save;
 		double runtime_save;	/* the last runtime file written */
 	} ph;
+	/*
+	 * Where the start's time went, in ms (status "start_ms"): from
+	 * main() on, the options, lock and libraries (init), the state read
+	 * (state), the data path loaded or opened from its pins (data_path),
+	 * the runtime file (runtime), the pinned maps' ids (adopt), the first
+	 * commit without its tables (commit) and its tables (tables), the
+	 * rest before the loop (rest: announce, counters), the loop's set up
+	 * until the socket listens (listen) and every thread runs (loop);
+	 * answer: main() -> the loop's first turn.
+	 */
+	struct xlbd_start_phases {
+		double t0;		/* unix seconds: main() entered */
+		double init, state, metrics, data_path, runtime, adopt;
+		double commit, tables, rest, listen, loop, answer;
+	} st;
 };
 
 double xlbd_now(void);			/* unix seconds, CLOCK_REALTIME */
