@@ -61,6 +61,12 @@
  *  "status"   {}: result {"version": "x.y", "pid", "instance", "uptime_s",
  *             "generation", "config_file", "state_file", "pin_dir",
  *             "adopted": bool (this daemon adopted pinned state at start),
+ *             "tables_unverified": n (adopted tables not yet read back
+ *             and checked against the runtime file's fingerprint: until
+ *             then vip.show gives that file's fingerprint and in_table;
+ *             table.show and explain read and check a table first, and
+ *             the daemon checks the rest in its spare turns, publishing
+ *             again any that differ),
  *             "conntrack_capacity": n (flows the connection table holds),
  *             "vips": n, "backends": n,
  *             "links": [LINK...], "start_ms": {...}}

@@ -190,6 +190,7 @@ json_object *xlbd_show_status(struct xlbd *d)
 	jadd(r, "state_file", jstr(d->state_file));
 	jadd(r, "pin_dir", jstr(d->pin_dir));
 	jadd(r, "adopted", jbool(d->adopted));
+	jadd(r, "tables_unverified", jint(xlbd_tables_unverified(d)));
 	if (!xlb_dp_ct_capacity(&d->dp, &cap))
 		jadd(r, "conntrack_capacity", jint(cap));
 	jadd(r, "vips", jint(d->state.n_vips));
