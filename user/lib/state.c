@@ -128,7 +128,6 @@ static void *arr_insert(void *arr, size_t *n, size_t sz, size_t pos,
 		a = realloc(arr, cap_for(*n + 1) * sz);
 		if (!a)
 			return NULL;
-		xlb_mem_huge(a, cap_for(*n + 1) * sz);
 	}
 	memmove(a + (pos + 1) * sz, a + pos * sz, (*n - pos) * sz);
 	memcpy(a + pos * sz, elem, sz);
