@@ -958,6 +958,93 @@ TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
 	xlb_dp_close(&dp);
 }
 
+/* The table's fingerprint and generation, as table show gives them. */
+static void table_record(struct env *e, char *buf, size_t len)
+{
+	json_object *j = ctl_json(e, "table show " VIP);
+
+	snprintf(buf, len, "%s gen %lld", j ? jget_str(j, "fingerprint") : "?",
+		 j ? jget_int(j, "generation") : -1);
+	json_object_put(j);
+}
+
+/* status: adopted tables not checked yet, -1 when it cannot be had. */
+static long long unverified(struct env *e)
+{
+	json_object *j = ctl_json(e, "status");
+	long long n = j ? jget_int(j, "tables_unverified") : -1;
+
+	json_object_put(j);
+	return n;
+}
+
+/*
+ * A restart trusts the runtime file's record of a table (no table is read
+ * or rebuilt before the daemon answers) only as far as the data path
+ * agrees: a record that names a table map the data path does not publish
+ * for the VIP is caught at start, one whose fingerprint is not the
+ * table's when the table is checked after the start; either way the
+ * table is published again, the same placement, one generation on.
+ */
+TEST_F(xlbd, restart_catches_a_runtime_file_that_disagrees_with_the_maps)
+{
+	struct xlb_table got = { 0 }, want = { 0 };
+	char rt[128], before[256], after[256], want_rec[256];
+	uint64_t fp;
+	int i;
+
+	ASSERT_EQ(0, ctl(&self->e, "link attach xdA")) TH_LOG("%s", out);
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	table_record(&self->e, before, sizeof(before));
+	snprintf(rt, sizeof(rt), "/run/xlb/%s.runtime.json", self->e.inst);
+
+	/* agreeing: adopted as recorded, checked in the daemon's spare time */
+	daemon_stop(&self->e, SIGKILL);
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	for (i = 0; i < 100 && unverified(&self->e); i++)
+		usleep(20000);
+	EXPECT_EQ(0, unverified(&self->e));
+	table_record(&self->e, after, sizeof(after));
+	EXPECT_STREQ(before, after);
+
+	/* a record of another table map: caught before the daemon answers */
+	daemon_stop(&self->e, SIGKILL);
+	ASSERT_EQ(0, sh("grep -c '\"map_id\"' %s", rt)) TH_LOG("no record in %s", rt);
+	ASSERT_EQ(0, sh("sed -i 's/\"map_id\":[0-9]*/\"map_id\":4000000000/' %s", rt));
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	EXPECT_EQ(0, unverified(&self->e));
+	EXPECT_EQ(0, sh("grep -c 'records table map 4000000000' %s/xlbd.log",
+			self->e.dir)) TH_LOG("not logged");
+	table_record(&self->e, after, sizeof(after));
+	/* the same inputs: the same fingerprint, a generation on */
+	fp = strtoull(strchr(before, 'x') + 1, NULL, 16);
+	snprintf(want_rec, sizeof(want_rec), "0x%016llx gen %lld",
+		 (unsigned long long)fp, atoll(strstr(before, "gen ") + 4) + 1);
+	EXPECT_STREQ(want_rec, after);
+	ASSERT_EQ(0, pinned_table(&self->e, VIP, &got));
+	expected_table(names3, NULL, 3, 4093, &want, &fp);
+	EXPECT_TRUE(same_placement(&self->e, VIP, &got, names3, 3, &want));
+	xlb_table_free(&got);
+
+	/* a fingerprint that is not the table's: caught by the check */
+	daemon_stop(&self->e, SIGKILL);
+	ASSERT_EQ(0, sh("sed -i 's/\"fingerprint\":\"[0-9a-f]*\"/\"fingerprint\":\"0123456789abcdef\"/' %s", rt));
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	for (i = 0; i < 100 && unverified(&self->e); i++)
+		usleep(20000);
+	EXPECT_EQ(0, unverified(&self->e));
+	EXPECT_EQ(0, sh("grep -c 'differ from the runtime file' %s/xlbd.log",
+			self->e.dir)) TH_LOG("not logged");
+	table_record(&self->e, before, sizeof(before));
+	snprintf(want_rec, sizeof(want_rec), "0x%016llx gen %lld",
+		 (unsigned long long)fp, atoll(strstr(after, "gen ") + 4) + 1);
+	EXPECT_STREQ(want_rec, before);
+	ASSERT_EQ(0, pinned_table(&self->e, VIP, &got));
+	EXPECT_TRUE(same_placement(&self->e, VIP, &got, names3, 3, &want));
+	xlb_table_free(&got);
+	xlb_table_free(&want);
+}
+
 /* Put the map m under the name xlb_abi among the pins. */
 static int abi_pin(struct env *e, int m)
 {

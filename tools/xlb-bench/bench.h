@@ -29,6 +29,7 @@ struct opts {
 	long calls;	/* pkt, pkt-scale: test runs per path and round */
 	int rounds;	/* pkt, pkt-scale: rounds, each with its own baseline */
 	const char *path;	/* pkt: only this path */
+	const char *only;	/* control: only this part (NULL: all) */
 	int n_vips;			/* pkt-scale: VIP counts */
 	long vips[MAX_LEVELS];
 	int vips_given;			/* control: VIPs of the large cases */

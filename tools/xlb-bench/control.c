@@ -34,10 +34,26 @@ struct ctl_bench {
 	pid_t pid;
 };
 
-static int ctl_start(struct ctl_bench *c)
+/*
+ * Where a start's time went: the daemon's phases (status "start_ms",
+ * user/lib/proto.h), in this order.
+ */
+static const char *const ctl_start_phases[] = {
+	"init", "state", "metrics", "data_path", "runtime", "adopt", "commit",
+	"tables", "rest", "listen", "loop", "answer",
+};
+#define CTL_START_PHASES	ARRAY_SIZE(ctl_start_phases)
+
+/*
+ * Start xlbd and wait for its first answer (a status request answered);
+ * ph (if given) gets its start phases, -1 for those it does not report.
+ */
+static int ctl_start_ph(struct ctl_bench *c, double *ph)
 {
+	json_object *req = json_object_new_object(), *res = NULL, *p, *v;
 	char log[128];
-	int i;
+	size_t k;
+	int i, ret = -1;
 
 	snprintf(log, sizeof(log), "%s/xlbd.log", c->dir);
 	c->pid = fork();
@@ -50,19 +66,34 @@ static int ctl_start(struct ctl_bench *c)
 		      "--log-level", getenv("XLB_BENCH_LOG") ? getenv("XLB_BENCH_LOG") : "warning", (char *)NULL);
 		_exit(127);
 	}
+	json_object_object_add(req, "cmd", json_object_new_string("status"));
 	for (i = 0; i < 300000; i++) {	/* 60 s */
 		struct xlb_err err;
 		int fd = xlb_client_connect(c->sock, &err);
 
 		if (fd >= 0) {
+			ret = xlb_client_call(fd, req, &res, 60000, &err);
 			close(fd);
-			return 0;
+			if (ret)
+				fprintf(stderr, "xlb-bench: xlbd: %s\n", err.msg);
+			break;
 		}
 		if (waitpid(c->pid, NULL, WNOHANG) == c->pid)
-			return -1;
+			break;
 		usleep(200);
 	}
-	return -1;
+	for (k = 0; ph && k < CTL_START_PHASES; k++)
+		ph[k] = !ret && json_object_object_get_ex(res, "start_ms", &p) &&
+			json_object_object_get_ex(p, ctl_start_phases[k], &v) ?
+			json_object_get_double(v) : -1;
+	json_object_put(req);
+	json_object_put(res);
+	return ret;
+}
+
+static int ctl_start(struct ctl_bench *c)
+{
+	return ctl_start_ph(c, NULL);
 }
 
 static int ctl_call(struct ctl_bench *c, json_object *req,
@@ -242,6 +273,48 @@ static void ctl_print_phases(const struct opts *o, const char *prefix,
 	}
 }
 
+/*
+ * The start phases of runs starts (ph: CTL_START_PHASES + 1 per run, the
+ * last the client's time beyond the daemon's answer phase) as figures
+ * PREFIX.PHASE; v: scratch.
+ */
+static void ctl_print_start(const struct opts *o, const char *prefix,
+			    const double *ph, double *v, int runs)
+{
+	static const char *const what[] = {
+		"main() -> options, lock, libraries ready",
+		"state.conf read",
+		"metrics server started",
+		"data path opened from its pins",
+		"runtime file read",
+		"ids and VIPs read from the pinned maps",
+		"first commit without its tables",
+		"tables adopted or published",
+		"announce, counters",
+		"control socket listening",
+		"threads started, privileges dropped",
+		"main() -> the loop's first turn",
+		"client time beyond it: exec, libraries, socket",
+	};
+	char name[64];
+	size_t k;
+	int i;
+
+	for (k = 0; k <= CTL_START_PHASES; k++) {
+		for (i = 0; i < runs; i++)
+			v[i] = ph[i * (CTL_START_PHASES + 1) + k];
+		snprintf(name, sizeof(name), "%s.%s", prefix,
+			 k < CTL_START_PHASES ? ctl_start_phases[k] : "exec_and_socket");
+		ctl_print(o, name, v, runs, what[k], -1);
+	}
+}
+
+/* Part of control to run: all, or the one --only names. */
+static bool ctl_part(const struct opts *o, const char *part)
+{
+	return !o->only || !strcmp(o->only, part);
+}
+
 static __u32 ctl_prog_on(const char *ifname)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
@@ -259,7 +332,9 @@ int bench_control(const struct opts *o)
 	double *lat = calloc((size_t)(runs > 3 ? runs : 3), sizeof(double)), t0;
 	double *live = calloc((size_t)runs, sizeof(double));
 	/* phases of each run; config_apply makes 3 runs whatever runs is */
-	double *ph = calloc((size_t)(runs > 3 ? runs : 3) * (CTL_PHASES + 1),
+	double *ph = calloc((size_t)(runs > 3 ? runs : 3) *
+			    (CTL_START_PHASES + 1 > CTL_PHASES + 1 ?
+			     CTL_START_PHASES + 1 : CTL_PHASES + 1),
 			    sizeof(double));
 	char *cfg, params[160], self[512], cmd[1024];
 	__u32 prog_before, prog_after;
@@ -267,6 +342,12 @@ int bench_control(const struct opts *o)
 
 	if (!lat || !live || !ph)
 		return 1;
+	if (o->only && !ctl_part(o, "change") && !ctl_part(o, "apply") &&
+	    !ctl_part(o, "restart")) {
+		fprintf(stderr, "xlb-bench: --only \"%s\": control has change, apply and restart\n",
+			o->only);
+		return 2;
+	}
 	if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
 		return 1;
 	self[sizeof(self) - 1] = 0;
@@ -297,7 +378,7 @@ int bench_control(const struct opts *o)
 	if (!cfg || ctl_restore(&c, cfg) || ctl_exec(&c, "link attach xlbc0"))
 		goto out;
 	free(cfg);
-	for (i = 0; i < runs; i++) {
+	for (i = 0; ctl_part(o, "change") && i < runs; i++) {
 		char line[128];
 
 		snprintf(line, sizeof(line),
@@ -314,13 +395,21 @@ int bench_control(const struct opts *o)
 		if (ctl_exec(&c, line))
 			goto out;
 	}
-	ctl_print(o, "change_to_live", live, runs,
-		  "one backend added, M=65537, 100 backends, Maglev: request received -> table live (daemon clock)",
-		  2);
-	ctl_print(o, "change_round_trip", lat, runs,
-		  "the same, client send -> answer (includes saving the configuration)",
-		  3);
-	ctl_print_phases(o, "change", ph, lat, runs);
+	if (ctl_part(o, "change")) {
+		ctl_print(o, "change_to_live", live, runs,
+			  "one backend added, M=65537, 100 backends, Maglev: request received -> table live (daemon clock)",
+			  2);
+		ctl_print(o, "change_round_trip", lat, runs,
+			  "the same, client send -> answer (includes saving the configuration)",
+			  3);
+		ctl_print_phases(o, "change", ph, lat, runs);
+	}
+	if (!ctl_part(o, "apply")) {
+		cfg = ctl_config(n_vips, 100, 65537);
+		if (!cfg)
+			goto out;
+		goto restart;
+	}
 
 	/* a large config from scratch */
 	cfg = ctl_config(n_vips, 100, 65537);
@@ -369,6 +458,12 @@ int bench_control(const struct opts *o)
 	ctl_print_phases(o, "config_apply_distinct", ph, lat,
 			 o->quick ? 1 : 3);
 
+restart:
+	if (!ctl_part(o, "restart")) {
+		ret = 0;
+		free(cfg);
+		goto out;
+	}
 	/* restart: kill -9, start again, first answer; forwarding stays */
 	for (i = 0; i < runs; i++) {	/* first with one VIP of 100 */
 		kill(c.pid, SIGKILL);
@@ -391,25 +486,31 @@ int bench_control(const struct opts *o)
 		lat[i] = (xlb_mono_us() - t0) / 1e3;
 	}
 	ctl_print(o, "restart_to_answer_small", lat, runs,
-		  "kill -9 then start, 1 VIP x 100 backends adopted", 100);
+		  "kill -9 then start, 1 VIP x 100 backends adopted, until a status request is answered",
+		  100);
 	if (ctl_restore(&c, cfg) || ctl_exec(&c, "link attach xlbc0"))
 		goto out;
 	free(cfg);
 	prog_before = ctl_prog_on("xlbc0");
 	for (i = 0; i < runs; i++) {
+		double *p = &ph[i * (CTL_START_PHASES + 1)];
+
 		kill(c.pid, SIGKILL);
 		waitpid(c.pid, NULL, 0);
 		t0 = xlb_mono_us();
-		if (ctl_start(&c))
+		if (ctl_start_ph(&c, p))
 			goto out;
 		lat[i] = (xlb_mono_us() - t0) / 1e3;
+		p[CTL_START_PHASES] = p[CTL_START_PHASES - 1] < 0 ? -1 :
+				      lat[i] - p[CTL_START_PHASES - 1];
 	}
 	prog_after = ctl_prog_on("xlbc0");
 	snprintf(params, sizeof(params),
-		 "kill -9 then start, %d VIPs adopted; XDP program %s", n_vips,
-		 prog_before && prog_before == prog_after ?
+		 "kill -9 then start, %d VIPs adopted, until a status request is answered; XDP program %s",
+		 n_vips, prog_before && prog_before == prog_after ?
 		 "stayed attached" : "CHANGED");
 	ctl_print(o, "restart_to_answer_large", lat, runs, params, 100);
+	ctl_print_start(o, "restart", ph, lat, runs);
 	ret = 0;
 out:
 	if (c.pid > 0) {

@@ -43,7 +43,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: xlb-bench [-j] [--runs N] [--calls N] [--rounds N] [--quick]\n"
-		"                 [--path NAME] [--vips LIST] [--ct-fill LIST]\n"
+		"                 [--path NAME] [--only PART] [--vips LIST] [--ct-fill LIST]\n"
 		"                 [--conntrack-entries N] [--against FILE] SUBCOMMAND\n"
 		"\n"
 		"Prints performance figures; never a pass/fail verdict.  The whole suite,\n"
@@ -83,6 +83,8 @@ static void usage(FILE *f)
 		"  --rounds N       pkt, pkt-scale: rounds, each with its own baseline\n"
 		"                   (default 10)\n"
 		"  --path NAME      pkt: only this path\n"
+		"  --only PART      control: only this part: change (change -> live),\n"
+		"                   apply (large configurations) or restart\n"
 		"  --vips LIST      pkt-scale: VIP counts (default 1,100,1000);\n"
 		"                   control: the first, VIPs of the large cases\n"
 		"                   (default 1000)\n"
@@ -155,6 +157,7 @@ int main(int argc, char **argv)
 		{ "calls", required_argument, NULL, 'c' },
 		{ "rounds", required_argument, NULL, 'R' },
 		{ "path", required_argument, NULL, 'p' },
+		{ "only", required_argument, NULL, 'O' },
 		{ "vips", required_argument, NULL, 'V' },
 		{ "ct-fill", required_argument, NULL, 'F' },
 		{ "conntrack-entries", required_argument, NULL, 'T' },
@@ -182,6 +185,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			o.path = optarg;
+			break;
+		case 'O':
+			o.only = optarg;
 			break;
 		case 'c':
 			o.calls = parse_num("--calls", optarg, 1, 100000000);
@@ -258,6 +264,10 @@ int main(int argc, char **argv)
 	cmd = argv[optind];
 	if (o.against && strcmp(cmd, "pkt")) {
 		fprintf(stderr, "xlb-bench: --against is for pkt only\n");
+		return 2;
+	}
+	if (o.only && strcmp(cmd, "control")) {
+		fprintf(stderr, "xlb-bench: --only is for control only\n");
 		return 2;
 	}
 	if (o.ct_entries && strcmp(cmd, "pkt")) {

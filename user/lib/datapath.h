@@ -238,6 +238,12 @@ int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id);
 int xlb_dp_table_read(const struct xlb_dp *dp, __u32 vip_id,
 		      struct xlb_table *out, struct xlb_err *err);
 /*
+ * The id of the table map published for vip_id (one lookup in the outer
+ * map of its size, no copy of the table); -ENOENT when there is none.
+ */
+int xlb_dp_table_map_id(const struct xlb_dp *dp, __u32 vip_id,
+			__u32 *map_id);
+/*
  * Read a table map by its id, as xlb_dp_table_publish_id gave it.  Reading
  * the outer map waits for an RCU grace period in the kernel (it does for
  * every lookup of a map of maps); this does not.  -ENOENT once the table

@@ -298,6 +298,19 @@ int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
 	return ret;
 }
 
+int xlb_dp_table_map_id(const struct xlb_dp *dp, __u32 vip_id, __u32 *map_id)
+{
+	__u32 c;
+
+	if (vip_id >= XLB_MAX_VIPS)
+		return -EINVAL;
+	c = dp->vip_class[vip_id];
+	if (c == XLB_TABLE_CLASS_NONE)
+		return -ENOENT;
+	return bpf_map_lookup_elem(dp->tables[c - 1], &vip_id, map_id) ?
+	       -errno : 0;
+}
+
 /* The published inner map of vip_id, opened; -ENOENT if there is none. */
 static int table_open(const struct xlb_dp *dp, __u32 vip_id)
 {

@@ -61,9 +61,25 @@
  *  "status"   {}: result {"version": "x.y", "pid", "instance", "uptime_s",
  *             "generation", "config_file", "state_file", "pin_dir",
  *             "adopted": bool (this daemon adopted pinned state at start),
+ *             "tables_unverified": n (adopted tables not yet read back
+ *             and checked against the runtime file's fingerprint: until
+ *             then vip.show gives that file's fingerprint and in_table;
+ *             table.show and explain read and check a table first, and
+ *             the daemon checks the rest in its spare turns, publishing
+ *             again any that differ),
  *             "conntrack_capacity": n (flows the connection table holds),
  *             "vips": n, "backends": n,
- *             "links": [LINK...]}
+ *             "links": [LINK...], "start_ms": {...}}
+ *             (start_ms: where this daemon's start went, in ms from
+ *             main() on: init (options, lock, libraries), state (the
+ *             saved state or config file read), metrics, data_path (loaded
+ *             or opened from its pins), runtime (the runtime file read),
+ *             adopt (ids and VIPs read from the pinned maps), commit (the
+ *             first commit without its tables), tables (adopted or
+ *             published), rest (announce, counters), listen (until the
+ *             control socket listens), loop (threads started, privileges
+ *             dropped), answer (main() -> the loop's first turn); 0 for
+ *             a phase a fresh start skips)
  *  "link.show" {}: result {"links": [LINK...]}
  *             LINK = {"ifname", "ifindex", "mode": "native"|"generic",
  *                     "attached": bool, "prog_id": n, "error"?: "...",

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "state.h"
@@ -106,6 +108,16 @@ static size_t cap_for(size_t n)
 	return c;
 }
 
+void xlb_mem_huge(void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(page - 1);
+
+	if (len >= XLB_MEM_HUGE_MIN && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
 /* Insert elem at pos; returns the (maybe moved) array, NULL if out of memory. */
 static void *arr_insert(void *arr, size_t *n, size_t sz, size_t pos,
 			const void *elem)
@@ -157,6 +169,7 @@ static void *arr_dup(const void *arr, size_t n, size_t sz, int *ret)
 		*ret = -ENOMEM;
 		return NULL;
 	}
+	xlb_mem_huge(a, cap_for(n) * sz);
 	memcpy(a, arr, n * sz);
 	return a;
 }
@@ -247,8 +260,18 @@ static void backend_range(const struct xlb_state *s,
 			  const struct xlb_vip_key *vip, size_t *lo, size_t *hi)
 {
 	size_t l, h = s->n_backends, mid;
+	int last = h ? xlb_vip_key_cmp(&s->backends[h - 1].vip, vip) : -1;
 
+	/* a file in canonical order adds every backend at the end */
+	if (last < 0) {
+		*lo = *hi = h;
+		return;
+	}
 	*lo = backend_lower(s, vip, NULL);
+	if (!last) {
+		*hi = h;
+		return;
+	}
 	l = *lo;
 	while (l < h) {
 		mid = l + (h - l) / 2;

@@ -400,6 +400,7 @@ int xlbd_beid_adopt(struct xlbd *d)
 		free(keys);
 		return -ENOMEM;
 	}
+	xlb_mem_huge(all, XLB_MAX_BACKENDS * sizeof(*all));
 	/* the whole array in a few system calls */
 	while (got < XLB_MAX_BACKENDS && !ret) {
 		count = XLB_MAX_BACKENDS - got;
@@ -446,6 +447,8 @@ int xlbd_beid_adopt(struct xlbd *d)
 int xlbd_beid_init(struct xlbd *d)
 {
 	d->beids = calloc(XLB_MAX_BACKENDS, sizeof(*d->beids));
+	if (d->beids)
+		xlb_mem_huge(d->beids, XLB_MAX_BACKENDS * sizeof(*d->beids));
 	d->beid_hash_size = 1u << 17;
 	d->beid_hash = calloc(d->beid_hash_size, sizeof(*d->beid_hash));
 	if (!d->beids || !d->beid_hash)

@@ -539,6 +539,7 @@ static void commit_tables(struct xlbd *d, struct commit *c)
 	free(d->rt_vips);
 	d->rt_vips = c->nv;
 	c->nv = NULL;
+	d->verify_next = 0;	/* indices moved: look at them all again */
 	xlbd_reconcile(d);
 }
 
@@ -557,6 +558,7 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 		free(c.nb);
 		return xlb_errf(err, ENOMEM, "out of memory");
 	}
+	xlb_mem_huge(c.nb, s->n_backends * sizeof(*c.nb));
 	commit_vips(d, &c);
 	ret = commit_backends(d, &c, err);
 	/* links last among the things that can fail */

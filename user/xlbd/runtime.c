@@ -163,6 +163,7 @@ int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
 		fclose(f);
 		return xlb_errf(err, ENOMEM, "out of memory");
 	}
+	xlb_mem_huge(buf, XLB_FILE_MAX + 1);
 	n = fread(buf, 1, XLB_FILE_MAX + 1, f);
 	ret = ferror(f) ? -EIO : 0;
 	fclose(f);

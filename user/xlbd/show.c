@@ -154,6 +154,28 @@ json_object *xlbd_show_links(struct xlbd *d)
 	return r;
 }
 
+/* Where the start's time went (struct xlbd_start_phases), in ms. */
+static json_object *start_json(const struct xlbd *d)
+{
+	json_object *o = json_object_new_object();
+
+#define ST(name)	jadd(o, #name, jdbl(d->st.name))
+	ST(init);
+	ST(state);
+	ST(metrics);
+	ST(data_path);
+	ST(runtime);
+	ST(adopt);
+	ST(commit);
+	ST(tables);
+	ST(rest);
+	ST(listen);
+	ST(loop);
+	ST(answer);
+#undef ST
+	return o;
+}
+
 json_object *xlbd_show_status(struct xlbd *d)
 {
 	json_object *r = json_object_new_object(), *links;
@@ -168,6 +190,7 @@ json_object *xlbd_show_status(struct xlbd *d)
 	jadd(r, "state_file", jstr(d->state_file));
 	jadd(r, "pin_dir", jstr(d->pin_dir));
 	jadd(r, "adopted", jbool(d->adopted));
+	jadd(r, "tables_unverified", jint(xlbd_tables_unverified(d)));
 	if (!xlb_dp_ct_capacity(&d->dp, &cap))
 		jadd(r, "conntrack_capacity", jint(cap));
 	jadd(r, "vips", jint(d->state.n_vips));
@@ -179,6 +202,7 @@ json_object *xlbd_show_status(struct xlbd *d)
 	if (d->cl)
 		jadd(r, "cluster", xlbd_cluster_status(d));
 	jadd(r, "announce", xlbd_announce_show(d));
+	jadd(r, "start_ms", start_json(d));
 	return r;
 }
 

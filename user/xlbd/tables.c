@@ -168,21 +168,30 @@ const struct xlb_table *xlbd_vip_table(struct xlbd *d, size_t vi)
 {
 	struct xlbd_vip *rv = &d->rt_vips[vi];
 	struct xlb_err err = { "" };
+	char vs[XLB_VIP_STR_MAX];
+	const char *why = NULL;
 	struct xlb_table t;
 
 	if (!rv->published)
 		return NULL;
 	if (!rv->lazy)
 		return &rv->table;
-	if (xlb_dp_table_read_map(rv->map_id, &t, &err) ||
-	    t.size != rv->table.size) {
-		char vs[XLB_VIP_STR_MAX];
-
+	/*
+	 * Adopted: read now, and checked against the runtime file's
+	 * fingerprint, which is what was shown of it until now.
+	 */
+	if (xlb_dp_table_read_map(rv->map_id, &t, &err))
+		why = err.msg;
+	else if (t.size != rv->table.size)
+		why = "it has another size";
+	else if (xlb_table_fingerprint(&t, rv->specs, rv->n_specs) !=
+		 rv->fingerprint)
+		why = "its slots differ from the runtime file's fingerprint";
+	if (why) {
+		log_warn("VIP %s: the adopted table cannot be used (%s); publishing it again",
+			 xlb_vip_str(&d->state.vips[vi].key, vs), why);
 		if (!err.msg[0])
 			xlb_table_free(&t);
-		log_warn("VIP %s: the adopted table is gone (%s); publishing it again",
-			 xlb_vip_str(&d->state.vips[vi].key, vs),
-			 err.msg[0] ? err.msg : "other size");
 		rv->lazy = false;
 		rv->published = false;
 		d->dirty = true;
@@ -191,6 +200,54 @@ const struct xlb_table *xlbd_vip_table(struct xlbd *d, size_t vi)
 	rv->table = t;
 	rv->lazy = false;
 	return &rv->table;
+}
+
+bool xlbd_tables_verify(struct xlbd *d, double budget_ms)
+{
+	double until = xlbd_now() + budget_ms / 1e3;
+
+	while (d->verify_next < d->state.n_vips) {
+		size_t vi = d->verify_next++;
+
+		if (d->rt_vips[vi].lazy) {
+			xlbd_vip_table(d, vi);
+			if (xlbd_now() >= until)
+				break;
+		}
+	}
+	return d->verify_next < d->state.n_vips;
+}
+
+size_t xlbd_tables_unverified(const struct xlbd *d)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d->state.n_vips; i++)
+		n += d->rt_vips[i].lazy;
+	return n;
+}
+
+/*
+ * The runtime file's record of VIP vi names the table map the data path
+ * publishes for it (one lookup, no copy): else the record is not this
+ * data path's (another daemon's pins, a table replaced by hand) and the
+ * table is built and published again.
+ */
+static bool adopted_map_ok(struct xlbd *d, size_t vi)
+{
+	struct xlbd_vip *rv = &d->rt_vips[vi];
+	char vs[XLB_VIP_STR_MAX];
+	__u32 id = 0;
+	int ret;
+
+	ret = xlb_dp_table_map_id(&d->dp, rv->id, &id);
+	if (!ret && id == rv->prev_map_id)
+		return true;
+	log_warn("VIP %s: the runtime file records table map %u, the data path %s %u; building and publishing its table again",
+		 xlb_vip_str(&d->state.vips[vi].key, vs), rv->prev_map_id,
+		 ret ? "has none for VIP id" : "publishes map",
+		 ret ? rv->id : id);
+	return false;
 }
 
 /* A job for VIP vi if its inputs changed; 0 with *need false otherwise. */
@@ -228,12 +285,14 @@ static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
 		return 0;
 	}
 	j->inputs = inputs_digest(&j->p, j->specs, j->n);
-	if (rv->prev_valid && rv->prev_inputs == j->inputs) {
+	if (rv->prev_valid && rv->prev_inputs == j->inputs &&
+	    adopted_map_ok(d, vi)) {
 		/*
 		 * Adopting: the previous daemon published a table from these
-		 * very inputs; take its record, read the table only when
-		 * someone asks (reading a map of maps waits for a grace
-		 * period, which a restart of 1000 VIPs cannot afford).
+		 * very inputs, and the data path holds the table map it
+		 * recorded; take its record, read the table only when
+		 * someone asks (a copy of 1000 tables is what a restart
+		 * cannot afford; xlbd_vip_table checks the fingerprint then).
 		 */
 		rv->prev_valid = false;
 		rv->specs = j->specs;

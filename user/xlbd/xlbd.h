@@ -226,6 +226,7 @@ struct xlbd {
 	uint64_t generation;		/* accepted changes */
 	double started_at;
 	bool dirty;			/* tables to recompute */
+	size_t verify_next;		/* xlbd_tables_verify's next VIP */
 	bool runtime_dirty;		/* runtime file to rewrite */
 	bool save_on_accept;		/* xlbd_commit begins the save */
 	struct {			/* runtime.c: the save under way */
@@ -272,6 +273,21 @@ struct xlbd {
 		double parse, commit, build, publish, pool, reconcile, save;
 		double runtime_save;	/* the last runtime file written */
 	} ph;
+	/*
+	 * Where the start's time went, in ms (status "start_ms"): from
+	 * main() on, the options, lock and libraries (init), the state read
+	 * (state), the data path loaded or opened from its pins (data_path),
+	 * the runtime file (runtime), the pinned maps' ids (adopt), the first
+	 * commit without its tables (commit) and its tables (tables), the
+	 * rest before the loop (rest: announce, counters), the loop's set up
+	 * until the socket listens (listen) and every thread runs (loop);
+	 * answer: main() -> the loop's first turn.
+	 */
+	struct xlbd_start_phases {
+		double t0;		/* unix seconds: main() entered */
+		double init, state, metrics, data_path, runtime, adopt;
+		double commit, tables, rest, listen, loop, answer;
+	} st;
 };
 
 double xlbd_now(void);			/* unix seconds, CLOCK_REALTIME */
@@ -306,6 +322,14 @@ long xlbd_vip_index(const struct xlbd *d, const struct xlb_vip_key *key);
  * it without reading (restart); NULL when it cannot be had.
  */
 const struct xlb_table *xlbd_vip_table(struct xlbd *d, size_t vi);
+/*
+ * Adopted tables not read yet are read and checked against the runtime
+ * file's fingerprint (xlbd_vip_table) until budget_ms has passed; true
+ * while some are left.  The loop calls it in its spare turns.
+ */
+bool xlbd_tables_verify(struct xlbd *d, double budget_ms);
+/* Adopted tables not checked yet. */
+size_t xlbd_tables_unverified(const struct xlbd *d);
 /* Effective health check of backend i. */
 void xlbd_backend_health(const struct xlbd *d, size_t i, struct xlb_health *h);
 
