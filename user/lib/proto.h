@@ -63,6 +63,10 @@
  *             "adopted": bool (this daemon adopted pinned state at start),
  *             "conntrack_capacity": n (flows the connection table holds),
  *             "vips": n, "backends": n,
+ *             "failover": {"downs", "ups" (health verdicts written to
+ *             the data path's member records at once), "last_ms",
+ *             "max_ms" (down verdict -> member record stored, the last
+ *             and the longest), "last_at" (unix seconds)},
  *             "links": [LINK...]}
  *  "link.show" {}: result {"links": [LINK...]}
  *             LINK = {"ifname", "ifindex", "mode": "native"|"generic",
