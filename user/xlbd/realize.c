@@ -250,14 +250,14 @@ void xlbd_health_result(void *ctx, uint64_t id, const struct xlb_hc_result *r)
 		 */
 		if (r->health == XLB_HC_UNKNOWN || r->health == rb->health)
 			return;
+		rb->health = r->health;
+		verdict_to_member(d, i, t0);	/* first: nothing waits */
 		if (r->flipped)
 			log_warn("backend %s of VIP %s is %s (%s)",
 				 d->state.backends[i].name,
 				 xlb_vip_str(&d->state.backends[i].vip, vs),
 				 r->health == XLB_HC_UP ? "up" : "down",
 				 r->detail);
-		rb->health = r->health;
-		verdict_to_member(d, i, t0);
 		d->dirty = true;
 		d->runtime_dirty = true;
 		d->hc_flips++;
