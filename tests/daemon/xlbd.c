@@ -2040,6 +2040,251 @@ TEST_F(xlbd, panic_keeps_every_backend_when_most_are_down)
 	waitpid(l2, NULL, 0);
 }
 
+/*
+ * Failover at the verdict (docs/datapath.md, "Members"): the member
+ * record of (VIP, backend), read with libxlb; -1 when there is none.
+ */
+static int member_of(struct env *e, long long vip, long long be)
+{
+	struct xlb_err err = { "" };
+	struct xlb_dp dp;
+	__u8 st;
+	int ret;
+
+	if (vip < 0 || be < 0 || xlb_dp_from_pins(&dp, e->pins, &err))
+		return -1;
+	ret = xlb_dp_member_get(&dp, (__u32)vip, (__u16)be, &st, NULL);
+	xlb_dp_close(&dp);
+	return ret ? -1 : st;
+}
+
+/* The data-path id of VIP's backend BE_NET i (backend show), or -1. */
+static long long be_id(struct env *e, int i)
+{
+	char path[32];
+	json_object *j = ctl_json(e, "backend show " VIP);
+	long long id;
+
+	snprintf(path, sizeof(path), "backends.%d.id", i - 2);
+	id = j ? jget_int(j, path) : -1;
+	json_object_put(j);
+	return id;
+}
+
+static long long vip_id(struct env *e)
+{
+	json_object *j = ctl_json(e, "vip show " VIP);
+	long long id = j ? jget_int(j, "vips.0.id") : -1;
+
+	json_object_put(j);
+	return id;
+}
+
+/* Poll until the member record is want; false after ms (a liveness bound). */
+static bool member_wait(struct env *e, long long vip, long long be, int want,
+			long ms)
+{
+	uint64_t t0 = xlb_mono_ms();
+
+	while (member_of(e, vip, be) != want)
+		if (xlb_mono_ms() - t0 > (uint64_t)ms)
+			return false;
+		else
+			usleep(2000);
+	return true;
+}
+
+/*
+ * A backend whose check fails is marked down in the member map by the
+ * verdict itself: the slots of the table published before it pick their
+ * secondary, explain sends the flows of its slots elsewhere, the rebuilt
+ * table keeps the record down, and the daemon says how long the verdict
+ * took to reach the data path.  A drained backend stays draining; a
+ * backend whose check passes again is active at once.
+ */
+TEST_F(xlbd, health_down_marks_the_member_down_at_the_verdict)
+{
+	struct xlb_table t0 = { 0 }, t1 = { 0 };
+	struct xlb_err err = { "" };
+	struct xlb_dp dp;
+	long long vip, id3, id4, g;
+	pid_t l2, l3, l4;
+	json_object *j;
+	char flow[96] = "";
+	__u32 s, n3 = 0;
+	int k;
+
+	l2 = listener(&self->e, BE_NET "2", 80);
+	l3 = listener(&self->e, BE_NET "3", 80);
+	l4 = listener(&self->e, BE_NET "4", 80);
+	ASSERT_EQ(0, three_backends(&self->e,
+		  "health tcp interval 100 timeout 50 rise 1 fall 1")) TH_LOG("%s", out);
+	ASSERT_LE(0, wait_in_table(&self->e, 1, 1, 10000));
+	vip = vip_id(&self->e);
+	id3 = be_id(&self->e, 3);
+	id4 = be_id(&self->e, 4);
+	ASSERT_TRUE(member_wait(&self->e, vip, id3, XLB_MEMBER_ACTIVE, 10000));
+	ASSERT_EQ(0, pinned_table(&self->e, VIP, &t0));
+	/* a flow whose slot's primary is .3, before the verdict */
+	for (k = 0; k < 200 && !flow[0]; k++) {
+		char f[96];
+
+		snprintf(f, sizeof(f), "tcp 198.51.100.7:%d -\\> 10.100.0.1:80",
+			 40000 + k);
+		j = ctl_json(&self->e, "explain %s", f);
+		if (j && jget_int(j, "primary.id") == id3)
+			snprintf(flow, sizeof(flow), "%s", f);
+		json_object_put(j);
+	}
+	ASSERT_NE(0, flow[0]);
+	j = ctl_json(&self->e, "vip show " VIP);
+	g = jget_int(j, "vips.0.generation");
+	json_object_put(j);
+
+	kill(l3, SIGKILL);
+	waitpid(l3, NULL, 0);
+	ASSERT_TRUE(member_wait(&self->e, vip, id3, XLB_MEMBER_DOWN, 10000));
+	/* the table of before the verdict: .3's slots take their secondary */
+	ASSERT_EQ(0, xlb_dp_from_pins(&dp, self->e.pins, &err)) TH_LOG("%s", err.msg);
+	for (s = 0; s < t0.size; s++) {
+		if (t0.slots[s].primary != id3)
+			continue;
+		n3++;
+		EXPECT_EQ(t0.slots[s].secondary,
+			  xlb_dp_member_pick(&dp, (__u32)vip, t0.slots[s].primary,
+					     t0.slots[s].secondary));
+	}
+	xlb_dp_close(&dp);
+	EXPECT_LT(1000, n3);
+	j = ctl_json(&self->e, "explain %s", flow);
+	EXPECT_STREQ("forward", jget_str(j, "verdict"));
+	EXPECT_NE(id3, jget_int(j, "backend.id"));
+	json_object_put(j);
+	/* the rebuilt table follows and leaves the record down */
+	EXPECT_LE(0, wait_in_table(&self->e, 1, 0, 10000));
+	j = ctl_json(&self->e, "vip show " VIP);
+	EXPECT_LT(g, jget_int(j, "vips.0.generation"));
+	json_object_put(j);
+	ASSERT_EQ(0, pinned_table(&self->e, VIP, &t1));
+	for (s = 0; s < t1.size; s++)
+		if (t1.slots[s].primary == id3 || t1.slots[s].secondary == id3)
+			break;
+	EXPECT_EQ(t1.size, s);
+	EXPECT_EQ(XLB_MEMBER_DOWN, member_of(&self->e, vip, id3));
+	/* the daemon's clock: verdict -> member stored */
+	j = ctl_json(&self->e, "status");
+	EXPECT_LE(1, jget_int(j, "failover.downs"));
+	EXPECT_LT(0, atof(jget_str(j, "failover.last_ms") ?: "0"));
+	EXPECT_LE(atof(jget_str(j, "failover.last_ms") ?: "0"),
+		  atof(jget_str(j, "failover.max_ms") ?: "0"));
+	json_object_put(j);
+	sh("grep -c 'backend " BE_NET "3 of VIP " VIP ": down in the data path .* ms after the verdict' %s/xlbd.log",
+	   self->e.dir);
+	EXPECT_STREQ("1\n", out);
+	/* ... stored before the rebuilt table was published */
+	sh("grep -e ' down in the data path ' -e 'table generation %lld published' %s/xlbd.log | head -1",
+	   g + 1, self->e.dir);
+	EXPECT_NE(NULL, strstr(out, "down in the data path")) TH_LOG("%s", out);
+
+	/* up again: active at once, then in the table */
+	l3 = listener(&self->e, BE_NET "3", 80);
+	EXPECT_TRUE(member_wait(&self->e, vip, id3, XLB_MEMBER_ACTIVE, 10000));
+	EXPECT_LE(0, wait_in_table(&self->e, 1, 1, 10000));
+	j = ctl_json(&self->e, "status");
+	EXPECT_LE(1, jget_int(j, "failover.ups"));
+	json_object_put(j);
+
+	/* drained: its health fails, its member stays draining */
+	ASSERT_EQ(0, ctl(&self->e, "backend set " VIP " " BE_NET "4 state drain"));
+	EXPECT_TRUE(member_wait(&self->e, vip, id4, XLB_MEMBER_DRAIN, 10000));
+	kill(l4, SIGKILL);
+	waitpid(l4, NULL, 0);
+	for (k = 0; k < 500; k++) {	/* until the check says down: <= 10 s */
+		j = ctl_json(&self->e, "backend show " VIP);
+		if (jget_str(j, "backends.2.health") &&
+		    !strcmp(jget_str(j, "backends.2.health"), "down"))
+			break;
+		json_object_put(j);
+		j = NULL;
+		usleep(20000);
+	}
+	EXPECT_NE(NULL, j);
+	json_object_put(j);
+	EXPECT_EQ(XLB_MEMBER_DRAIN, member_of(&self->e, vip, id4));
+	j = ctl_json(&self->e, "status");
+	EXPECT_EQ(1, jget_int(j, "failover.downs"));
+	json_object_put(j);
+
+	xlb_table_free(&t0);
+	xlb_table_free(&t1);
+	kill(l2, SIGKILL);
+	kill(l3, SIGKILL);
+	waitpid(l2, NULL, 0);
+	waitpid(l3, NULL, 0);
+}
+
+/*
+ * A verdict while the VIP's table is rebuilt again and again: no
+ * publication computed before the verdict brings the member back to
+ * active after it read down.  A child changes another backend's weight
+ * (a rebuild and publication of the same VIP each) while .3's check
+ * fails; the member record is sampled throughout.
+ */
+TEST_F_TIMEOUT(xlbd, verdict_during_rebuilds_stays_down, 90)
+{
+	struct xlb_err err = { "" };
+	long long vip, id3;
+	pid_t l2, l3, l4, churn;
+	int samples = 0, downs = 0, back = 0, st, k;
+	struct xlb_dp dp;
+	__u8 m;
+
+	l2 = listener(&self->e, BE_NET "2", 80);
+	l3 = listener(&self->e, BE_NET "3", 80);
+	l4 = listener(&self->e, BE_NET "4", 80);
+	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP " table-size 65537 health tcp interval 100 timeout 50 rise 1 fall 1")) TH_LOG("%s", out);
+	for (st = 2; st <= 4; st++)
+		ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "%d", st));
+	vip = vip_id(&self->e);
+	id3 = be_id(&self->e, 3);
+	ASSERT_TRUE(member_wait(&self->e, vip, id3, XLB_MEMBER_ACTIVE, 10000));
+	ASSERT_LE(0, wait_in_table(&self->e, 1, 1, 10000));
+	ASSERT_EQ(0, xlb_dp_from_pins(&dp, self->e.pins, &err)) TH_LOG("%s", err.msg);
+	churn = fork();
+	if (!churn) {
+		int w;
+
+		for (w = 0; w < 60; w++)
+			if (ctl(&self->e, "backend set " VIP " " BE_NET "2 weight %d",
+				w % 2 ? 150 : 100))
+				_exit(1);
+		_exit(0);
+	}
+	usleep(200000);		/* the rebuilds under way */
+	kill(l3, SIGKILL);
+	waitpid(l3, NULL, 0);
+	/* sample while the rebuilds go on and after them: 3000 x 1 ms+ */
+	for (k = 0; k < 3000; k++) {
+		st = xlb_dp_member_get(&dp, (__u32)vip, (__u16)id3, &m, NULL) ?
+		     -1 : m;
+		samples++;
+		downs += st == XLB_MEMBER_DOWN;
+		back += downs && st != XLB_MEMBER_DOWN;
+		usleep(1000);
+	}
+	xlb_dp_close(&dp);
+	waitpid(churn, &st, 0);
+	EXPECT_EQ(0, st) TH_LOG("the changes failed");
+	EXPECT_LT(0, downs) TH_LOG("%d samples", samples);
+	EXPECT_EQ(0, back) TH_LOG("%d of %d samples after the first down", back, samples);
+	EXPECT_EQ(XLB_MEMBER_DOWN, member_of(&self->e, vip, id3));
+	EXPECT_EQ(0, in_table(&self->e, 1));
+	kill(l2, SIGKILL);
+	kill(l4, SIGKILL);
+	waitpid(l2, NULL, 0);
+	waitpid(l4, NULL, 0);
+}
+
 /* --- explain -------------------------------------------------------------- */
 
 TEST_F(xlbd, explain_names_the_primary_of_the_flow_slot)

@@ -113,7 +113,9 @@ cat >"$tmp/resp.json" <<'EOF'
    "uptime_s": 3725, "generation": 7, "config_file": "/etc/xlb/xlb.conf",
    "state_file": "/var/lib/xlb/default/state.conf",
    "pin_dir": "/sys/fs/bpf/xlb/default", "adopted": true, "vips": 1,
-   "backends": 3, "links": [{"ifname": "eth0", "ifindex": 2,
+   "backends": 3, "failover": {"downs": 2, "ups": 1, "last_ms": 0.0123,
+   "max_ms": 0.25, "last_at": 1.0},
+   "links": [{"ifname": "eth0", "ifindex": 2,
    "mode": "native", "attached": true, "prog_id": 77}]}},
  "link.show": {"result": {"links": [{"ifname": "eth0", "ifindex": 2,
    "mode": "native", "attached": true, "prog_id": 77}]}},
@@ -373,6 +375,10 @@ tap_result $? "--socket with --instance is a usage error" "$(seen)"
 ctl -i ../etc status
 [[ $rc -eq 2 ]] && has "$tmp/err" 'instance "../etc"'
 tap_result $? "a bad instance name is a usage error" "$(seen)"
+
+ctl "${X[@]}" status
+[[ $rc -eq 0 ]] && has "$tmp/out" "failover     2 backends down in the data path at the verdict, last in 0.012 ms, at most 0.250 ms"
+tap_result $? "status: verdicts written to the data path at once, last and longest" "$(seen)"
 
 # --- where -j goes ---------------------------------------------------------------
 ctl "${X[@]}" -j status

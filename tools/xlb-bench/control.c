@@ -3,7 +3,10 @@
  * xlb-bench control: xlbd's change -> live latency, a large configuration
  * applied from scratch, and restart until the daemon answers again.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <libgen.h>
 #include <net/if.h>
 #include <sched.h>
@@ -21,6 +24,7 @@
 
 #include "bench.h"
 #include "client.h"
+#include "datapath.h"
 #include "mono.h"
 
 
@@ -324,6 +328,179 @@ static __u32 ctl_prog_on(const char *ifname)
 	return q.prog_id;
 }
 
+/* A read command's result (cmd with "vip": vip if given); NULL on error. */
+static json_object *ctl_read(struct ctl_bench *c, const char *cmd,
+			     const char *vip)
+{
+	json_object *req = json_object_new_object(), *res = NULL;
+
+	json_object_object_add(req, "cmd", json_object_new_string(cmd));
+	if (vip)
+		json_object_object_add(req, "vip", json_object_new_string(vip));
+	if (ctl_call(c, req, &res)) {
+		json_object_put(res);
+		res = NULL;
+	}
+	json_object_put(req);
+	return res;
+}
+
+/* Element i of array a, NULL when a is not an array that long. */
+static json_object *jidx(json_object *a, size_t i)
+{
+	return a && json_object_is_type(a, json_type_array) &&
+	       i < json_object_array_length(a) ?
+	       json_object_array_get_idx(a, i) : NULL;
+}
+
+static json_object *jpath(json_object *o, const char *a, const char *b)
+{
+	json_object *v = NULL;
+
+	if (o && json_object_object_get_ex(o, a, &v) && b &&
+	    !json_object_object_get_ex(v, b, &v))
+		v = NULL;
+	return v;
+}
+
+/* A TCP listener on addr:80 in the benchmark's namespace; its pid. */
+static pid_t ctl_listener(const char *addr)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+					  .sin_port = htons(80) };
+		int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+		inet_pton(AF_INET, addr, &sa.sin_addr);
+		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 64))
+			_exit(2);
+		for (;;) {
+			int f = accept(s, NULL, NULL);
+
+			if (f >= 0)
+				close(f);
+		}
+	}
+	return pid;
+}
+
+/* Poll the member record until it is want: 0, or -1 after 10 s. */
+static int ctl_member_wait(const struct xlb_dp *dp, __u32 vip, __u16 be,
+			   __u8 want)
+{
+	uint64_t t0 = xlb_mono_ms();
+	__u8 st;
+
+	while (xlb_dp_member_get(dp, vip, be, &st, NULL) || st != want) {
+		if (xlb_mono_ms() - t0 > 10000)
+			return -1;
+		usleep(200);
+	}
+	return 0;
+}
+
+/*
+ * Failover: a backend's tcp check fails (its listener killed; fall 1)
+ * and the daemon writes its member record down at the verdict.  The
+ * figure is the daemon's own clock, verdict -> record stored ("status":
+ * failover.last_ms); the benchmark reads the record DOWN through libxlb
+ * itself, and brings the backend back (record ACTIVE) between runs.
+ */
+static int ctl_failover(struct ctl_bench *c, const struct opts *o,
+			double *lat, int runs)
+{
+	static const char vipk[] = "10.201.0.1:80/tcp";
+	struct xlb_err err = { "" };
+	json_object *st, *vs, *bs, *a;
+	struct xlb_dp dp;
+	__u32 vip;
+	__u16 be = 0;
+	pid_t l[3];
+	char params[200];
+	long long downs;
+	int i, k, ret = -1, seen = 0;
+
+	if (system("ip addr add 10.9.0.2/32 dev xlbc1 && ip addr add 10.9.0.3/32 dev xlbc1 && ip addr add 10.9.0.4/32 dev xlbc1"))
+		return -1;
+	for (k = 0; k < 3; k++) {
+		char a4[16];
+
+		snprintf(a4, sizeof(a4), "10.9.0.%d", k + 2);
+		l[k] = ctl_listener(a4);
+	}
+	if (ctl_exec(c, "vip add 10.201.0.1:80/tcp table-size 65537 health tcp interval 100 timeout 50 rise 1 fall 1") ||
+	    ctl_exec(c, "backend add 10.201.0.1:80/tcp 10.9.0.2") ||
+	    ctl_exec(c, "backend add 10.201.0.1:80/tcp 10.9.0.3") ||
+	    ctl_exec(c, "backend add 10.201.0.1:80/tcp 10.9.0.4"))
+		goto out;
+	st = ctl_read(c, "status", NULL);
+	vs = ctl_read(c, "vip.show", vipk);
+	bs = ctl_read(c, "backend.show", vipk);
+	a = jpath(bs, "backends", NULL);
+	vip = (__u32)json_object_get_int(
+		jpath(jidx(jpath(vs, "vips", NULL), 0), "id", NULL));
+	be = (__u16)json_object_get_int(jpath(jidx(a, 1), "id", NULL));
+	if (!st || !jidx(jpath(vs, "vips", NULL), 0) || !jidx(a, 2) ||
+	    xlb_dp_from_pins(&dp, json_object_get_string(
+				     jpath(st, "pin_dir", NULL)), &err)) {
+		fprintf(stderr, "xlb-bench: failover: %s\n",
+			err.msg[0] ? err.msg : "no answer from xlbd");
+		json_object_put(st);
+		json_object_put(vs);
+		json_object_put(bs);
+		goto out;
+	}
+	json_object_put(st);
+	json_object_put(vs);
+	json_object_put(bs);
+	for (i = 0; i < runs; i++) {
+		if (ctl_member_wait(&dp, vip, be, XLB_MEMBER_ACTIVE)) {
+			fprintf(stderr, "xlb-bench: failover: 10.9.0.3 never active\n");
+			goto close;
+		}
+		st = ctl_read(c, "status", NULL);
+		downs = json_object_get_int64(jpath(st, "failover", "downs"));
+		json_object_put(st);
+		kill(l[1], SIGKILL);
+		waitpid(l[1], NULL, 0);
+		l[1] = 0;
+		if (ctl_member_wait(&dp, vip, be, XLB_MEMBER_DOWN)) {
+			fprintf(stderr, "xlb-bench: failover: 10.9.0.3's member record never read DOWN\n");
+			goto close;
+		}
+		seen++;
+		st = ctl_read(c, "status", NULL);
+		if (json_object_get_int64(jpath(st, "failover", "downs")) !=
+		    downs + 1) {
+			fprintf(stderr, "xlb-bench: failover: the record is down, but not by the verdict's own store\n");
+			json_object_put(st);
+			goto close;
+		}
+		lat[i] = json_object_get_double(jpath(st, "failover",
+						      "last_ms"));
+		json_object_put(st);
+		l[1] = ctl_listener("10.9.0.3");
+	}
+	snprintf(params, sizeof(params),
+		 "health verdict down -> member record stored (daemon clock), tcp check, 3 backends, M=65537; record read DOWN by the benchmark %d of %d",
+		 seen, runs);
+	ctl_print(o, "failover", lat, runs, params, 0.1);
+	ret = ctl_exec(c, "vip del 10.201.0.1:80/tcp");
+close:
+	xlb_dp_close(&dp);
+out:
+	for (k = 0; k < 3; k++) {
+		if (l[k] <= 0)
+			continue;
+		kill(l[k], SIGKILL);
+		waitpid(l[k], NULL, 0);
+	}
+	return ret;
+}
+
 int bench_control(const struct opts *o)
 {
 	struct ctl_bench c = { 0 };
@@ -410,6 +587,10 @@ int bench_control(const struct opts *o)
 			goto out;
 		goto restart;
 	}
+
+	/* a backend's health check fails: down in the data path */
+	if (ctl_failover(&c, o, lat, runs))
+		goto out;
 
 	/* a large config from scratch */
 	cfg = ctl_config(n_vips, 100, 65537);

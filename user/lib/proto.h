@@ -69,6 +69,10 @@
  *             again any that differ),
  *             "conntrack_capacity": n (flows the connection table holds),
  *             "vips": n, "backends": n,
+ *             "failover": {"downs", "ups" (health verdicts written to
+ *             the data path's member records at once), "last_ms",
+ *             "max_ms" (down verdict -> member record stored, the last
+ *             and the longest), "last_at" (unix seconds)},
  *             "links": [LINK...], "start_ms": {...}}
  *             (start_ms: where this daemon's start went, in ms from
  *             main() on: init (options, lock, libraries), state (the

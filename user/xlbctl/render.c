@@ -479,6 +479,12 @@ void render_status(FILE *f, json_object *res)
 	kv(f, "pins", "%s (%s)", r_str(res, "pin_dir", "-"),
 	   r_bool(res, "adopted", false) ?
 	   "adopted from the previous xlbd" : "created by this xlbd");
+	if (r_get(res, "failover") &&
+	    r_u64(r_get(res, "failover"), "downs", 0))
+		kv(f, "failover", "%" PRIu64 " backends down in the data path at the verdict, last in %.3f ms, at most %.3f ms",
+		   r_u64(r_get(res, "failover"), "downs", 0),
+		   r_dbl(r_get(res, "failover"), "last_ms", 0),
+		   r_dbl(r_get(res, "failover"), "max_ms", 0));
 	if (r_get(res, "cluster"))
 		cluster_lines(f, r_get(res, "cluster"));
 	if (r_get(res, "announce"))

@@ -658,6 +658,13 @@ static bool record_says_down(json_object *rec, const char *key)
 	return false;
 }
 
+bool xlbd_health_local(const struct xlbd *d, size_t vi)
+{
+	const struct xlbd_cluster *cl = d->cl;
+
+	return !cl || !cl->etcd_up || !d->state.vips[vi].health_consensus;
+}
+
 bool xlbd_backend_down(const struct xlbd *d, size_t vi, size_t bi)
 {
 	const struct xlbd_cluster *cl = d->cl;
@@ -667,7 +674,7 @@ bool xlbd_backend_down(const struct xlbd *d, size_t vi, size_t bi)
 	unsigned int hosts = 1, votes = local;
 	size_t i;
 
-	if (!cl || !cl->etcd_up || !d->state.vips[vi].health_consensus)
+	if (xlbd_health_local(d, vi))
 		return local;
 	snprintf(key, sizeof(key), "%s %s", xlb_vip_str(&b->vip, vs),
 		 xlb_addr_str(b->family, b->addr, as));

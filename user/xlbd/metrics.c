@@ -333,6 +333,20 @@ static void render(struct xlbd *d, struct buf *b)
 		(unsigned long long)d->hc_results[0]);
 	bprintf(b, "xlb_health_checks_total{result=\"ok\"} %llu\n",
 		(unsigned long long)d->hc_results[1]);
+	help(b, "xlb_health_failover_total", "counter",
+	     "health verdicts written to the data path's member records at once");
+	bprintf(b, "xlb_health_failover_total{to=\"down\"} %llu\n",
+		(unsigned long long)d->failover.downs);
+	bprintf(b, "xlb_health_failover_total{to=\"up\"} %llu\n",
+		(unsigned long long)d->failover.ups);
+	help(b, "xlb_health_failover_last_seconds", "gauge",
+	     "the last down verdict until its member record was stored");
+	bprintf(b, "xlb_health_failover_last_seconds %.9f\n",
+		d->failover.last_ms / 1e3);
+	help(b, "xlb_health_failover_max_seconds", "gauge",
+	     "the longest down verdict until its member record was stored");
+	bprintf(b, "xlb_health_failover_max_seconds %.9f\n",
+		d->failover.max_ms / 1e3);
 	help(b, "xlb_control_updates_total", "counter",
 	     "reconciliations that published tables");
 	bprintf(b, "xlb_control_updates_total %llu\n",

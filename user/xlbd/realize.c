@@ -5,7 +5,8 @@
  * change the runtime beside it; at start the ids of a previous daemon's
  * pinned maps are adopted.  The pieces have files of their own: backend
  * ids (beid.c), tables (tables.c), links (link.c), the worker pool
- * (pool.c).  Everything here runs on the event loop with d->lock held.
+ * (pool.c).  Everything here runs on the event loop with d->lock held,
+ * but health verdicts: on the health checks' thread (checker.c), with it.
  *
  * Order of writes in a commit, so that the data path never follows a
  * reference to something not written yet: global config, backend entries
@@ -21,6 +22,7 @@
 #include <bpf/bpf.h>
 
 #include "config.h"
+#include "mono.h"
 #include "xlbd.h"
 
 /* --- lookups -------------------------------------------------------------- */
@@ -151,8 +153,85 @@ static size_t hc_index_find(const struct xlbd *d, uint64_t id)
 	return e ? e->idx : d->state.n_backends;
 }
 
+/*
+ * Failover at the verdict (docs/datapath.md, "Members"): the member
+ * record of the backend's (VIP, backend) pair gets the state the rebuilt
+ * table will give it, one store, before the loop rebuilds: down, new
+ * flows whose slot's primary it is take the slot's secondary from the
+ * next packet on; up, it is active again (a member active before its
+ * slots exist takes nothing until the rebuilt table names it, which is
+ * the order publication keeps, dp_member.c).  Only where the verdict
+ * alone decides: not for a drained or weight-0 backend (the table keeps
+ * it draining), not under panic (the table keeps every backend), not for
+ * a health-consensus VIP in a cluster (the hosts' majority decides, at
+ * the rebuild), and only for a member the published table lists.
+ *
+ * A publication computed before the verdict cannot undo the store: the
+ * loop computes a table's member list and publishes it under d->lock,
+ * and the verdict arrives under d->lock too, so every publication after
+ * the store was computed from the verdict.  On the health checks'
+ * thread, unprivileged: the member map is this process's mapping.
+ */
+static void verdict_to_member(struct xlbd *d, size_t bi, uint64_t t0_ns)
+{
+	const struct xlb_backend_conf *b = &d->state.backends[bi];
+	const struct xlbd_be *rb = &d->rt_bes[bi];
+	struct xlb_err err = { "" };
+	char vs[XLB_VIP_STR_MAX];
+	struct xlbd_vip *rv;
+	uint32_t eligible = 0, down = 0;
+	size_t first, n, k;
+	long vi = xlbd_vip_index(d, &b->vip);
+	bool listed = false;
+	__u8 st;
+	double ms;
+
+	if (vi < 0 || b->admin != XLB_ADMIN_ACTIVE || !b->weight ||
+	    !xlbd_health_local(d, (size_t)vi))
+		return;
+	rv = &d->rt_vips[vi];
+	for (k = 0; rv->published && k < rv->n_specs; k++)
+		listed |= rv->specs[k].id == rb->id;
+	if (!listed)
+		return;
+	n = xlbd_vip_backends(d, (size_t)vi, &first);
+	for (k = first; k < first + n; k++) {
+		const struct xlb_backend_conf *o = &d->state.backends[k];
+
+		if (o->admin == XLB_ADMIN_ACTIVE && o->weight) {
+			eligible++;
+			down += xlbd_backend_down(d, (size_t)vi, k);
+		}
+	}
+	if (xlb_hc_panic(eligible, down, d->state.vips[vi].panic_pct))
+		return;
+	st = xlbd_backend_down(d, (size_t)vi, bi) ? XLB_MEMBER_DOWN :
+						    XLB_MEMBER_ACTIVE;
+	xlb_vip_str(&b->vip, vs);
+	if (xlb_dp_member_set(&d->dp, rv->id, rb->id, st, &err)) {
+		log_err("backend %s of VIP %s: cannot mark it %s in the data path: %s (the rebuilt table will)",
+			b->name, vs, xlb_member_state_name(st), err.msg);
+		return;
+	}
+	ms = (double)(xlb_mono_ns() - t0_ns) / 1e6;
+	if (st == XLB_MEMBER_ACTIVE) {
+		d->failover.ups++;
+		log_info("backend %s of VIP %s: active in the data path %.3f ms after the verdict",
+			 b->name, vs, ms);
+		return;
+	}
+	d->failover.downs++;
+	d->failover.last_ms = ms;
+	if (ms > d->failover.max_ms)
+		d->failover.max_ms = ms;
+	d->failover.last_at = xlbd_now();
+	log_info("backend %s of VIP %s: down in the data path %.3f ms after the verdict; its new flows take their slots' secondaries",
+		 b->name, vs, ms);
+}
+
 void xlbd_health_result(void *ctx, uint64_t id, const struct xlb_hc_result *r)
 {
+	uint64_t t0 = xlb_mono_ns();	/* the verdict, as delivered */
 	struct xlbd *d = ctx;
 	size_t i;
 
@@ -171,13 +250,14 @@ void xlbd_health_result(void *ctx, uint64_t id, const struct xlb_hc_result *r)
 		 */
 		if (r->health == XLB_HC_UNKNOWN || r->health == rb->health)
 			return;
+		rb->health = r->health;
+		verdict_to_member(d, i, t0);	/* first: nothing waits */
 		if (r->flipped)
 			log_warn("backend %s of VIP %s is %s (%s)",
 				 d->state.backends[i].name,
 				 xlb_vip_str(&d->state.backends[i].vip, vs),
 				 r->health == XLB_HC_UP ? "up" : "down",
 				 r->detail);
-		rb->health = r->health;
 		d->dirty = true;
 		d->runtime_dirty = true;
 		d->hc_flips++;

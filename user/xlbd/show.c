@@ -199,6 +199,16 @@ json_object *xlbd_show_status(struct xlbd *d)
 	jadd(r, "links", json_object_get(json_object_object_get(links,
 								"links")));
 	json_object_put(links);
+	{	/* health verdicts written to the data path at once */
+		json_object *f = json_object_new_object();
+
+		jadd(f, "downs", jint(d->failover.downs));
+		jadd(f, "ups", jint(d->failover.ups));
+		jadd(f, "last_ms", jdbl(d->failover.last_ms));
+		jadd(f, "max_ms", jdbl(d->failover.max_ms));
+		jadd(f, "last_at", jdbl(d->failover.last_at));
+		jadd(r, "failover", f);
+	}
 	if (d->cl)
 		jadd(r, "cluster", xlbd_cluster_status(d));
 	jadd(r, "announce", xlbd_announce_show(d));

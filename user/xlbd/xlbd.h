@@ -247,6 +247,11 @@ struct xlbd {
 	double last_publish_at;		/* unix seconds, last table published */
 	uint64_t publish_errors;
 	uint64_t hc_results[2];		/* failed, succeeded */
+	struct {			/* verdicts written to members at once */
+		uint64_t downs, ups;	/* member records written */
+		double last_ms, max_ms;	/* verdict -> down record stored */
+		double last_at;		/* unix seconds of the last down */
+	} failover;
 
 	void *metrics;			/* struct MHD_Daemon */
 	struct xlbd_ctcount *ctcount;	/* ctcount.c, or NULL */
@@ -444,6 +449,8 @@ struct json_object *xlbd_cluster_status(struct xlbd *d);
  * only when more than half of the live hosts' checks see it down.
  */
 bool xlbd_backend_down(const struct xlbd *d, size_t vi, size_t bi);
+/* Does this host's own verdict decide VIP vi's backends' health? */
+bool xlbd_health_local(const struct xlbd *d, size_t vi);
 struct json_object *xlbd_cluster_show(struct xlbd *d);
 char *xlbd_cluster_metrics(struct xlbd *d);
 /* The first line of state.conf in cluster mode ("" otherwise). */
