@@ -1448,6 +1448,168 @@ TEST_F(xlbd, metrics_are_valid_exposition_format)
 		TH_LOG("families, untyped: %s(TYPE lines: %d)", out, types);
 }
 
+/*
+ * Sent as the data path counts it: n packets of 100 bytes to backend id
+ * `id`, on the first CPU, in the pinned per-backend counters.
+ */
+static int count_sent(struct env *e, long long id, __u64 n)
+{
+	struct xlb_err err = { "" };
+	struct xlb_counter *v;
+	struct xlb_dp dp;
+	__u32 key = (__u32)id;
+	int ret;
+
+	ret = xlb_dp_from_pins(&dp, e->pins, &err);
+	if (ret)
+		return ret;
+	v = calloc((size_t)dp.ncpus, sizeof(*v));
+	ret = v ? bpf_map_lookup_elem(dp.backend_stats, &key, v) : -ENOMEM;
+	if (!ret) {
+		v[0].packets += n;
+		v[0].bytes += 100 * n;
+		ret = bpf_map_update_elem(dp.backend_stats, &key, v, BPF_ANY);
+	}
+	free(v);
+	xlb_dp_close(&dp);
+	return ret;
+}
+
+/* The sum of the samples of metric `name` (any labels) in out[]. */
+static double sample_sum(const char *name, int *series)
+{
+	size_t n = strlen(name);
+	const char *p = out;
+	double sum = 0;
+
+	*series = 0;
+	while (p && *p) {
+		if (!strncmp(p, name, n) && p[n] == '{') {
+			sum += atof(strchr(p, ' ') + 1);
+			(*series)++;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return sum;
+}
+
+/* jget_str, or "(none)" where there is nothing (EXPECT_STREQ takes no NULL) */
+static const char *jstr_or_none(json_object *j, const char *path)
+{
+	const char *s = jget_str(j, path);
+
+	return s ? s : "(none)";
+}
+
+/*
+ * The data path counts per backend address and encapsulation, which VIPs
+ * share: a VIP's view shows a backend's packets only when they are its
+ * own, the per-backend totals count each packet once (JSON and metrics),
+ * and an address that stops being shared counts from zero for the VIP
+ * left.
+ */
+TEST_F(xlbd, backend_counters_shared_by_vips_are_shown_once)
+{
+	json_object *j;
+	long long shared, own;
+	char line[200];
+	int series;
+
+	ASSERT_EQ(0, ctl(&self->e, "vip add " VIP)) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "vip add 10.100.0.2:53/udp")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "2")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "3")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add 10.100.0.2:53/udp " BE_NET "2"))
+		TH_LOG("%s", out);
+	j = ctl_json(&self->e, "backend show " VIP);
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	shared = jget_int(j, "backends.0.id");
+	own = jget_int(j, "backends.1.id");
+	json_object_put(j);
+	ASSERT_LE(0, shared);
+	ASSERT_LE(0, own);
+	ASSERT_NE(shared, own);
+	/* traffic to VIP only: 100 packets to the shared address, 7 to the other */
+	ASSERT_EQ(0, count_sent(&self->e, shared, 100));
+	ASSERT_EQ(0, count_sent(&self->e, own, 7));
+
+	/* the UDP VIP had no traffic: it shows none, and says why */
+	j = ctl_json(&self->e, "backend show 10.100.0.2:53/udp");
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_EQ(shared, jget_int(j, "backends.0.id"));
+	EXPECT_EQ(NULL, jget_str(j, "backends.0.packets"));
+	EXPECT_EQ(NULL, jget_str(j, "backends.0.bytes"));
+	EXPECT_EQ(1, jget_int(j, "backends.0.shared_with"));
+	json_object_put(j);
+	j = ctl_json(&self->e, "backend show " VIP);
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, jget_str(j, "backends.0.packets"));
+	EXPECT_EQ(7, jget_int(j, "backends.1.packets"));
+	EXPECT_EQ(700, jget_int(j, "backends.1.bytes"));
+	EXPECT_EQ(0, jget_int(j, "backends.1.shared_with"));
+	json_object_put(j);
+	ASSERT_EQ(0, ctl(&self->e, "backend show 10.100.0.2:53/udp"));
+	EXPECT_NE(NULL, strstr(out, "shared")) TH_LOG("%s", out);
+
+	/* the totals: each address once, with the VIPs using it */
+	j = ctl_json(&self->e, "stats");
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, jget_str(j, "vips.1.backends.0.packets"));
+	EXPECT_EQ(shared, jget_int(j, "backends.0.id"));
+	EXPECT_EQ(100, jget_int(j, "backends.0.packets"));
+	EXPECT_EQ(10000, jget_int(j, "backends.0.bytes"));
+	EXPECT_STREQ("ipip", jstr_or_none(j, "backends.0.encap"));
+	EXPECT_STREQ(VIP, jstr_or_none(j, "backends.0.vips.0"));
+	EXPECT_STREQ("10.100.0.2:53/udp", jstr_or_none(j, "backends.0.vips.1"));
+	EXPECT_EQ(NULL, jget_str(j, "backends.0.vips.2"));
+	EXPECT_EQ(7, jget_int(j, "backends.1.packets"));
+	EXPECT_EQ(NULL, jget_str(j, "backends.2"));
+	json_object_put(j);
+	/* one VIP's stats list only its addresses */
+	j = ctl_json(&self->e, "stats 10.100.0.2:53/udp");
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_EQ(shared, jget_int(j, "backends.0.id"));
+	EXPECT_STREQ(VIP, jstr_or_none(j, "backends.0.vips.0"));
+	EXPECT_STREQ("10.100.0.2:53/udp", jstr_or_none(j, "backends.0.vips.1"));
+	EXPECT_EQ(NULL, jget_str(j, "backends.1"));
+	json_object_put(j);
+
+	ASSERT_EQ(0, scrape(&self->e));
+	EXPECT_EQ(107, sample_sum("xlb_backend_packets_total", &series));
+	EXPECT_EQ(2, series) TH_LOG("%s", out);
+	EXPECT_EQ(10700, sample_sum("xlb_backend_bytes_total", &series));
+	snprintf(line, sizeof(line),
+		 "\nxlb_backend_packets_total{addr=\"" BE_NET "2\",encap=\"ipip\"} 100\n");
+	EXPECT_NE(NULL, strstr(out, line)) TH_LOG("%s", out);
+
+	/* no longer shared: VIP's own count starts from zero */
+	ASSERT_EQ(0, ctl(&self->e, "backend del 10.100.0.2:53/udp " BE_NET "2"))
+		TH_LOG("%s", out);
+	j = ctl_json(&self->e, "backend show " VIP);
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_EQ(shared, jget_int(j, "backends.0.id"));
+	EXPECT_EQ(0, jget_int(j, "backends.0.packets"));
+	EXPECT_EQ(0, jget_int(j, "backends.0.shared_with"));
+	EXPECT_EQ(7, jget_int(j, "backends.1.packets"));
+	json_object_put(j);
+	ASSERT_EQ(0, count_sent(&self->e, shared, 5));
+	j = ctl_json(&self->e, "backend show " VIP);
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_EQ(5, jget_int(j, "backends.0.packets"));
+	json_object_put(j);
+
+	/* an id taken again does not bring its former holder's counts */
+	ASSERT_EQ(0, ctl(&self->e, "backend del " VIP " " BE_NET "3")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend add " VIP " " BE_NET "4")) TH_LOG("%s", out);
+	j = ctl_json(&self->e, "backend show " VIP);
+	ASSERT_NE(NULL, j) TH_LOG("%s", out);
+	EXPECT_EQ(own, jget_int(j, "backends.1.id"));
+	EXPECT_EQ(0, jget_int(j, "backends.1.packets"));
+	json_object_put(j);
+}
+
 /* --- privileges ------------------------------------------------------------ */
 
 /* One thread's credentials, from /proc/PID/task/TID/status. */

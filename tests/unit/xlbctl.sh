@@ -142,7 +142,8 @@ cat >"$tmp/resp.json" <<'EOF'
    {"addr": "10.0.0.13", "name": "web3", "id": 3, "weight": 1,
     "state": "drain", "health": "down", "check": {"kind": "http"},
     "last_check": {"ok": false, "detail": "timeout", "at": 1.0},
-    "in_table": false, "slots": 0, "share": 0, "packets": 0, "bytes": 0}]}},
+    "in_table": false, "slots": 0, "share": 0, "packets": null,
+    "bytes": null, "shared_with": 1}]}},
  "table.show": {"result": {"vip": "192.0.2.10:80/tcp", "algo": "maglev",
    "table_size": 251, "generation": 4, "fingerprint": "0x0123456789abcdef",
    "changed_at": 1.0, "backends_max_avg": 1.004, "backends": [
@@ -162,7 +163,14 @@ cat >"$tmp/resp.json" <<'EOF'
    "ct_misses": 10, "backends": [
      {"name": "web1", "addr": "10.0.0.11", "packets": 250, "bytes": 31250},
      {"name": "10.0.0.12", "addr": "10.0.0.12", "packets": 750,
-      "bytes": 93750}]}],
+      "bytes": 93750},
+     {"name": "web3", "addr": "10.0.0.13", "packets": null, "bytes": null,
+      "shared_with": 1}]}],
+   "backends": [
+     {"id": 1, "addr": "10.0.0.11", "encap": "gue", "packets": 250,
+      "bytes": 31250, "vips": ["192.0.2.10:80/tcp"]},
+     {"id": 3, "addr": "10.0.0.13", "encap": "gue", "packets": 4000,
+      "bytes": 400000, "vips": ["192.0.2.10:80/tcp", "192.0.2.11:53/udp"]}],
    "events": {"malformed": 0, "fragment": 0, "no_backend": 0},
    "actions": {"aborted": 0, "drop": 5, "pass": 100, "tx": 1000,
      "redirect": 0},
@@ -559,6 +567,8 @@ for t in "3 backends" "WEIGHT" "33.5%" "web3" "drain" "failed timeout" \
 	 "ok http status 200" " KiB"; do
 	has "$tmp/out" "$t" || ok=1
 done
+# web3's address serves another VIP: its counters are not this VIP's
+grep -qE '^web3 .* shared +shared$' "$tmp/out" || ok=1
 tap_result $ok "backend show: states, health, last check, shares, bytes" "$(seen)"
 
 ctl "${X[@]}" status
@@ -587,7 +597,10 @@ ok=0
 for t in "PACKETS" "web1 (10.0.0.11)" "events" "xdp actions" "conntrack   12 entries"; do
 	has "$tmp/out" "$t" || ok=1
 done
-tap_result $ok "stats: one snapshot of the counters" "$(seen)"
+grep -qE '^  web3 \(10\.0\.0\.13\) +shared +shared' "$tmp/out" || ok=1
+grep -qE '^BACKEND ADDRESS +ENCAP +PACKETS +BYTES +VIPS' "$tmp/out" || ok=1
+grep -qE '^10\.0\.0\.13 +gue +4000 +391 KiB +192\.0\.2\.10:80/tcp 192\.0\.2\.11:53/udp$' "$tmp/out" || ok=1
+tap_result $ok "stats: one snapshot of the counters, each backend address once" "$(seen)"
 
 # --- rates ------------------------------------------------------------------------
 ctl "${X[@]}" stats --watch --interval 0.1 --count 3
@@ -608,11 +621,12 @@ ok=0
 [[ $rc -eq 0 && $(grep -c '^xlbctl top' "$tmp/out") -eq 2 ]] || ok=1
 grep -qE 'web1 +10\.0\.0\.11 +active +up +33\.5% +1\.00k +25\.0% +1\.00M' "$tmp/out" || ok=1
 grep -qE '10\.0\.0\.12 +10\.0\.0\.12 +active +up +33\.5% +3\.00k +75\.0% +3\.00M' "$tmp/out" || ok=1
+grep -qE 'web3 +10\.0\.0\.13 +drain +down +0\.0% +shared +- +shared' "$tmp/out" || ok=1
 ! grep -q $'\033' "$tmp/out" || ok=1
 tap_result $ok "top without a terminal: --count frames, no escapes" "$(seen)"
 
 ctl "${X[@]}" -j top -c 1 -n 0.1
-[[ $rc -eq 0 ]] && json_check "$tmp/out" 'j["vips"][0]["backends"][1]["packet_share"] == 0.75 and j["vips"][0]["backends"][0]["pps"] == 1000'
+[[ $rc -eq 0 ]] && json_check "$tmp/out" 'j["vips"][0]["backends"][1]["packet_share"] == 0.75 and j["vips"][0]["backends"][0]["pps"] == 1000 and j["vips"][0]["backends"][2]["pps"] is None and j["vips"][0]["backends"][2]["shared"] and not j["vips"][0]["backends"][0]["shared"]'
 tap_result $? "-j top: one JSON object per frame" "$(seen)"
 
 if command -v script >/dev/null; then

@@ -461,6 +461,26 @@ int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
 	return ret;
 }
 
+int xlb_dp_backend_stats_clear(const struct xlb_dp *dp, __u16 id)
+{
+	struct xlb_counter *v;
+	__u32 key = id;
+	int ret;
+
+	ret = dp_backend_id_check(id, NULL);
+	if (ret)
+		return ret;
+	if (dp->ncpus <= 0)
+		return -EINVAL;
+	v = calloc((size_t)dp->ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	ret = bpf_map_update_elem(dp->backend_stats, &key, v, BPF_ANY) ?
+	      -errno : 0;
+	free(v);
+	return ret;
+}
+
 static int percpu_sum_all(const struct xlb_dp *dp, int fd, __u64 *out,
 			  __u32 n)
 {

@@ -258,6 +258,11 @@ int xlb_dp_vip_stats(const struct xlb_dp *dp, __u32 vip_id,
 		     struct xlb_vip_stats *sum);
 int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
 			 struct xlb_counter *sum);
+/*
+ * Set backend id's counters to zero on every CPU (a packet counted on
+ * another CPU meanwhile may survive or be lost: they are not atomic).
+ */
+int xlb_dp_backend_stats_clear(const struct xlb_dp *dp, __u16 id);
 int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX]);
 /* Indexed by XDP action: XDP_ABORTED, DROP, PASS, TX, REDIRECT. */
 int xlb_dp_actions(const struct xlb_dp *dp, __u64 out[XLB_ACTIONS]);

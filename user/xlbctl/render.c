@@ -294,6 +294,23 @@ static const char *last_check(json_object *lc, double now, char *buf,
 	return buf;
 }
 
+/*
+ * A backend's PACKETS and BYTES under a VIP: "shared" when its address
+ * and encapsulation serve other VIPs too (the data path counts them
+ * together: xlbctl stats lists them once).
+ */
+static void member_counters(struct cols *t, json_object *b,
+			    char u[UNIT_BUF])
+{
+	if (!r_get(b, "packets")) {
+		cols_cell(t, "shared");
+		cols_cell(t, "shared");
+		return;
+	}
+	cols_cell(t, "%" PRIu64, r_u64(b, "packets", 0));
+	cols_cell(t, "%s", fmt_bytes(r_u64(b, "bytes", 0), u));
+}
+
 void render_backends(FILE *f, json_object *res)
 {
 	json_object *bes = r_arr(res, "backends"), *b;
@@ -323,8 +340,7 @@ void render_backends(FILE *f, json_object *res)
 		cols_cell(t, "%" PRId64, r_int(b, "slots", 0));
 		cols_cell(t, "%s", r_bool(b, "in_table", false) ?
 			  fmt_share(r_dbl(b, "share", NAN), u[0]) : "-");
-		cols_cell(t, "%" PRIu64, r_u64(b, "packets", 0));
-		cols_cell(t, "%s", fmt_bytes(r_u64(b, "bytes", 0), u[1]));
+		member_counters(t, b, u[1]);
 	}
 	cols_print(t, f, "");
 	cols_free(t);
@@ -684,8 +700,7 @@ void render_stats(FILE *f, json_object *res)
 					  r_str(b, "addr", "-"));
 			else
 				cols_cell(t, "  %s", r_str(b, "name", "-"));
-			cols_cell(t, "%" PRIu64, r_u64(b, "packets", 0));
-			cols_cell(t, "%s", fmt_bytes(r_u64(b, "bytes", 0), u));
+			member_counters(t, b, u);
 		}
 	}
 	if (r_len(vips))
@@ -693,6 +708,31 @@ void render_stats(FILE *f, json_object *res)
 	else
 		fputs("no VIPs\n", f);
 	cols_free(t);
+	bes = r_arr(res, "backends");
+	if (r_len(bes)) {
+		t = cols_new("BACKEND ADDRESS|ENCAP|PACKETS|BYTES|VIPS", "llrrl");
+		for (j = 0; j < r_len(bes); j++) {
+			json_object *vl;
+			char vs[256];
+			size_t k, len = 0;
+
+			b = r_at(bes, j);
+			vl = r_arr(b, "vips");
+			vs[0] = 0;
+			for (k = 0; k < r_len(vl) && len < sizeof(vs); k++)
+				len += (size_t)snprintf(vs + len, sizeof(vs) - len,
+							"%s%s", k ? " " : "",
+							json_object_get_string(r_at(vl, k)));
+			cols_row(t);
+			cols_cell(t, "%s", r_str(b, "addr", "-"));
+			cols_cell(t, "%s", r_str(b, "encap", "-"));
+			cols_cell(t, "%" PRIu64, r_u64(b, "packets", 0));
+			cols_cell(t, "%s", fmt_bytes(r_u64(b, "bytes", 0), u));
+			cols_cell(t, "%s", vs);
+		}
+		cols_print(t, f, "");
+		cols_free(t);
+	}
 	if (r_get(res, "events"))
 		stats_line(f, "events     ", r_get(res, "events"));
 	if (r_get(res, "actions"))

@@ -99,7 +99,8 @@ static json_object *backends_of(const struct sample *s, const char *vip)
 
 struct be_rate {
 	json_object *be;
-	double pps, bps;
+	double pps, bps;	/* -1: not known */
+	bool shared;		/* counted with other VIPs' packets */
 };
 
 /* Per backend rates of VIP i; returns how many, total pps in *sum. */
@@ -118,6 +119,10 @@ static size_t backend_rates(const struct sample *p, const struct sample *s,
 		b = r_at(bes, j);
 		pb = find_by(pbes, "name", r_str(b, "name", ""));
 		out[n].be = b;
+		/* no counters of its own: its address serves other VIPs */
+		out[n].shared = !r_get(b, "packets");
+		if (out[n].shared || (pb && !r_get(pb, "packets")))
+			pb = NULL;
 		out[n].pps = pb ? rate(r_u64(pb, "packets", 0),
 				       r_u64(b, "packets", 0), dt) : -1;
 		out[n].bps = pb ? 8 * rate(r_u64(pb, "bytes", 0),
@@ -183,6 +188,12 @@ static void frame_vip(FILE *f, const struct sample *p, const struct sample *s,
 		cols_cell(t, "%s", r_str(b, "state", "-"));
 		cols_cell(t, "%s", r_str(b, "health", "-"));
 		cols_cell(t, "%s", fmt_share(r_dbl(b, "share", -1), u[0]));
+		if (br[j].shared) {
+			cols_cell(t, "shared");
+			cols_cell(t, "-");
+			cols_cell(t, "shared");
+			continue;
+		}
 		cols_cell(t, "%s", fmt_si(br[j].pps, u[1]));
 		cols_cell(t, "%s", sum > 0 && br[j].pps >= 0 ?
 			  fmt_share(br[j].pps / sum, u[2]) : "-");
@@ -260,6 +271,8 @@ static json_object *json_vip(const struct sample *p, const struct sample *s,
 				       sum > 0 && br[j].pps >= 0 ?
 				       json_object_new_double(br[j].pps / sum) : NULL);
 		json_object_object_add(be, "bps", jdbl(br[j].bps));
+		json_object_object_add(be, "shared",
+				       json_object_new_boolean(br[j].shared));
 		json_object_array_add(list, be);
 	}
 	json_object_object_add(o, "backends", list);

@@ -131,7 +131,8 @@ VIP_FORM
 "backend out of the table for new flows while established ones stay;\n"
 "undrain and activate put it back (state active).  'backend show' lists\n"
 "the backends of a VIP: weight, state, health and the last check, slots\n"
-"and share of the table, packets and bytes.\n"
+"and share of the table, packets and bytes (\"shared\" when another VIP\n"
+"has a backend of the same address: the data path counts per address).\n"
 "\n"
 "Backend options (defaults in parentheses):\n"
 "  name NAME                the stable name that places the backend in the\n"
@@ -165,7 +166,8 @@ VIP_FORM
 	{ "stats",
 "Counters of every VIP, or of one, since the data path's maps were made:\n"
 "packets, bytes, new flows, connection table hits and misses, per backend\n"
-"packets and bytes; events and XDP actions.\n"
+"packets and bytes (\"shared\" when its address serves another VIP too);\n"
+"then each backend address once, with its VIPs; events and XDP actions.\n"
 "\n"
 "  -w, --watch              print rates instead, one line per interval:\n"
 "                           packets/s, bit/s, new flows/s, and XDP drops/s\n"
@@ -176,7 +178,8 @@ VIP_FORM
 "With -j: the result as JSON; with --watch one JSON object per line.\n" },
 	{ "top",
 "A live view of every VIP's backends: state, health, share of the table's\n"
-"slots, packets/s, share of the VIP's packets, bit/s.  On a terminal it\n"
+"slots, packets/s, share of the VIP's packets, bit/s (\"shared\" when its\n"
+"address serves another VIP too).  On a terminal it\n"
 "redraws in place and q or Ctrl-C quits; otherwise it prints one frame\n"
 "after another.\n"
 "\n"

@@ -128,6 +128,8 @@ long xlbd_beid_get(struct xlbd *d, uint8_t family, uint8_t encap,
 		return -ENOSPC;
 	b = &d->beids[id];
 	memset(b, 0, sizeof(*b));
+	/* what a former holder of the id was sent is not this one's */
+	xlb_dp_backend_stats_clear(&d->dp, (uint16_t)id);
 	b->family = family;
 	b->encap = encap;
 	memcpy(b->addr, addr, sizeof(b->addr));
@@ -264,6 +266,36 @@ void xlbd_beid_sync(struct xlbd *d)
 		if (beid_write(d, (uint16_t)i, &e))
 			log_err("%s", e.msg);
 	}
+}
+
+void xlbd_beid_count_vips(struct xlbd *d)
+{
+	uint32_t i, run = 0;
+	size_t k;
+
+	for (i = 0; i < d->beid_hi; i++) {
+		d->beids[i].vips_before = d->beids[i].vips;
+		d->beids[i].vips = 0;
+		d->beids[i].vips_run = 0;
+	}
+	/* backends are sorted by VIP: a VIP's are one run */
+	for (k = 0; k < d->state.n_backends; k++) {
+		struct xlbd_beid *b;
+
+		if (!k || xlb_vip_key_cmp(&d->state.backends[k - 1].vip,
+					  &d->state.backends[k].vip))
+			run++;
+		if (d->rt_bes[k].id >= d->beid_hi)
+			continue;
+		b = &d->beids[d->rt_bes[k].id];
+		if (b->vips_run != run) {
+			b->vips_run = run;
+			b->vips++;
+		}
+	}
+	for (i = 0; i < d->beid_hi; i++)
+		if (d->beids[i].vips_before > 1 && d->beids[i].vips == 1)
+			xlb_dp_backend_stats_clear(&d->dp, (uint16_t)i);
 }
 
 static bool hop_same(const struct xlb_nh *a, const struct xlb_nh *b)

@@ -132,10 +132,53 @@ static void render_vips(struct xlbd *d, struct buf *b)
 
 struct be_row {
 	char l[256];		/* its labels */
-	struct xlb_counter c;
 	const struct xlb_backend_conf *be;
 	const struct xlbd_be *rb;
 };
+
+/*
+ * What the data path sent to each backend address and encapsulation (one
+ * data-path id, whichever VIPs use it): one series per id, without a VIP,
+ * so that a sum counts each packet once.
+ */
+static void render_backend_traffic(struct xlbd *d, struct buf *b)
+{
+	static const char *const encaps[] = { "ipip", "gue" };
+	struct xlb_counter *c;
+	uint32_t id, n = 0;
+	int pass;
+
+	c = calloc(d->beid_hi ? d->beid_hi : 1, sizeof(*c));
+	if (!c) {
+		b->oom = true;
+		return;
+	}
+	for (id = 0; id < d->beid_hi; id++)
+		if (d->beids[id].refs && d->beids[id].family &&
+		    !xlb_dp_backend_stats(&d->dp, (uint16_t)id, &c[id]))
+			n++;
+	for (pass = 0; n && pass < 2; pass++) {
+		help(b, pass ? "xlb_backend_bytes_total" :
+			       "xlb_backend_packets_total", "counter",
+		     pass ? "bytes sent to a backend address and encapsulation, for every VIP using it" :
+			    "packets sent to a backend address and encapsulation, for every VIP using it");
+		for (id = 0; id < d->beid_hi; id++) {
+			const struct xlbd_beid *be = &d->beids[id];
+			char as[XLB_ADDR_STR_MAX];
+
+			if (!be->refs || !be->family)
+				continue;
+			bprintf(b, "%s{addr=\"%s\",encap=\"%s\"} %llu\n",
+				pass ? "xlb_backend_bytes_total" :
+				       "xlb_backend_packets_total",
+				xlb_addr_str(be->family, be->addr, as),
+				encaps[be->encap % 2],
+				(unsigned long long)(pass ? c[id].bytes :
+							    c[id].packets));
+		}
+	}
+	free(c);
+}
 
 static void render_backends(struct xlbd *d, struct buf *b)
 {
@@ -153,19 +196,12 @@ static void render_backends(struct xlbd *d, struct buf *b)
 
 		r[i].be = be;
 		r[i].rb = &d->rt_bes[i];
-		xlb_dp_backend_stats(&d->dp, r[i].rb->id, &r[i].c);
 		snprintf(r[i].l, sizeof(r[i].l),
 			 "vip=\"%s\",backend=\"%s\",addr=\"%s\"",
 			 xlb_vip_str(&be->vip, vs), be->name,
 			 xlb_addr_str(be->family, be->addr, as));
 		nr += r[i].rb->has_result;
 	}
-	FAMILY(b, n, "xlb_backend_packets_total", "counter",
-	       "packets sent to a backend (per address and encapsulation)",
-	       "{%s} %llu", r[i].l, (unsigned long long)r[i].c.packets);
-	FAMILY(b, n, "xlb_backend_bytes_total", "counter",
-	       "bytes sent to a backend (per address and encapsulation)",
-	       "{%s} %llu", r[i].l, (unsigned long long)r[i].c.bytes);
 	FAMILY(b, n, "xlb_backend_healthy", "gauge",
 	       "1 unless the backend's health check says down",
 	       "{%s} %d", r[i].l, r[i].rb->health != XLB_HC_DOWN);
@@ -287,6 +323,7 @@ static void render(struct xlbd *d, struct buf *b)
 
 	render_vips(d, b);
 	render_backends(d, b);
+	render_backend_traffic(d, b);
 
 	help(b, "xlb_events_total", "counter",
 	     "data-path events: drops by reason, ICMP answers and steering");

@@ -660,6 +660,7 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 	commit_vips_removed(d, &c);
 	commit_tables(d, &c);
 	xlbd_beid_release(d);		/* ids nobody uses any more */
+	xlbd_beid_count_vips(d);	/* after the tables: see there */
 	xlbd_links_commit(d, c.nl, d->state.n_links);
 	xlb_state_free(&c.old);
 	/* adopting the previous daemon's state is no change */

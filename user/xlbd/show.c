@@ -378,6 +378,30 @@ static uint32_t *slot_counts(const struct xlb_table *t)
 	return c;
 }
 
+/*
+ * The data path counts per backend id (one per address and
+ * encapsulation, bpf/structs.h), not per VIP.  Under a VIP a backend's
+ * counters are its own only while no other VIP uses its id (an id that
+ * stops being shared starts again from zero: xlbd_beid_count_vips);
+ * otherwise they are null and shared_with says by how many other VIPs.
+ */
+static void member_counters(struct xlbd *d, uint16_t id, json_object *o)
+{
+	const struct xlbd_beid *be = xlbd_beid(d, id);
+	uint32_t vips = be ? be->vips : 0;
+	struct xlb_counter c = { 0 };
+
+	jadd(o, "shared_with", jint(vips > 1 ? vips - 1 : 0));
+	if (vips > 1) {
+		jadd(o, "packets", NULL);
+		jadd(o, "bytes", NULL);
+		return;
+	}
+	xlb_dp_backend_stats(&d->dp, id, &c);
+	jadd(o, "packets", jint(c.packets));
+	jadd(o, "bytes", jint(c.bytes));
+}
+
 int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 		       struct xlb_err *err)
 {
@@ -404,12 +428,10 @@ int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 		const struct xlbd_be *rb = &d->rt_bes[i];
 		json_object *o = json_object_new_object();
 		struct xlb_health h;
-		struct xlb_counter c = { 0 };
 		char as[XLB_ADDR_STR_MAX];
 		uint32_t m = tbl->size;
 
 		xlbd_backend_health(d, i, &h);
-		xlb_dp_backend_stats(&d->dp, rb->id, &c);
 		jadd(o, "addr", jstr(xlb_addr_str(b->family, b->addr, as)));
 		jadd(o, "name", jstr(b->name));
 		jadd(o, "id", jint(rb->id));
@@ -442,9 +464,7 @@ int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 		jadd(o, "in_table", jbool(counts[rb->id] > 0));
 		jadd(o, "slots", jint(counts[rb->id]));
 		jadd(o, "share", jdbl(m ? (double)counts[rb->id] / m : 0));
-		/* counters are per data-path id: shared by VIPs using it */
-		jadd(o, "packets", jint(c.packets));
-		jadd(o, "bytes", jint(c.bytes));
+		member_counters(d, rb->id, o);
 		json_object_array_add(a, o);
 	}
 	free(counts);
@@ -533,6 +553,82 @@ int xlbd_show_table(struct xlbd *d, const char *vip, json_object **out,
 	return 0;
 }
 
+/*
+ * The counters of each backend id (address and encapsulation) once, with
+ * the VIPs using it: their sum over ids is what was sent.  With only >= 0
+ * just the ids of the backends of VIP only (with all their VIPs).
+ */
+static json_object *backend_totals(struct xlbd *d, long only)
+{
+	size_t k, run = 0, n_ids = d->beid_hi ? d->beid_hi : 1;
+	json_object **vl, *a = json_object_new_array();
+	size_t *seen;		/* the VIP run last listed, per id */
+	bool *want;
+	uint32_t id;
+
+	vl = calloc(n_ids, sizeof(*vl));
+	seen = calloc(n_ids, sizeof(*seen));
+	want = calloc(n_ids, sizeof(*want));
+	if (!vl || !seen || !want || !a) {
+		free(vl);
+		free(seen);
+		free(want);
+		json_object_put(a);
+		return NULL;
+	}
+	if (only >= 0) {
+		size_t first, n = xlbd_vip_backends(d, (size_t)only, &first);
+
+		for (k = first; k < first + n; k++)
+			if (d->rt_bes[k].id < d->beid_hi)
+				want[d->rt_bes[k].id] = true;
+	}
+	/* backends are sorted by VIP: a VIP's are one run */
+	for (k = 0; k < d->state.n_backends; k++) {
+		const struct xlb_backend_conf *b = &d->state.backends[k];
+		char vs[XLB_VIP_STR_MAX];
+
+		if (!k || xlb_vip_key_cmp(&d->state.backends[k - 1].vip,
+					  &b->vip))
+			run++;
+		id = d->rt_bes[k].id;
+		if (id >= d->beid_hi || (only >= 0 && !want[id]))
+			continue;
+		if (seen[id] == run)
+			continue;
+		seen[id] = run;
+		if (!vl[id])
+			vl[id] = json_object_new_array();
+		json_object_array_add(vl[id], jstr(xlb_vip_str(&b->vip, vs)));
+	}
+	for (id = 0; id < d->beid_hi; id++) {
+		const struct xlbd_beid *be = xlbd_beid(d, (uint16_t)id);
+		struct xlb_counter c = { 0 };
+		char as[XLB_ADDR_STR_MAX];
+		json_object *o;
+
+		if (!vl[id])
+			continue;
+		if (!be) {
+			json_object_put(vl[id]);
+			continue;
+		}
+		o = json_object_new_object();
+		xlb_dp_backend_stats(&d->dp, (uint16_t)id, &c);
+		jadd(o, "id", jint(id));
+		jadd(o, "addr", jstr(xlb_addr_str(be->family, be->addr, as)));
+		jadd(o, "encap", jstr(encap_names[be->encap % 2]));
+		jadd(o, "vips", vl[id]);
+		jadd(o, "packets", jint(c.packets));
+		jadd(o, "bytes", jint(c.bytes));
+		json_object_array_add(a, o);
+	}
+	free(vl);
+	free(seen);
+	free(want);
+	return a;
+}
+
 int xlbd_show_stats(struct xlbd *d, const char *vip, json_object **out,
 		    struct xlb_err *err)
 {
@@ -571,21 +667,25 @@ int xlbd_show_stats(struct xlbd *d, const char *vip, json_object **out,
 		for (k = first; k < first + n; k++) {
 			const struct xlb_backend_conf *b = &d->state.backends[k];
 			json_object *bo = json_object_new_object();
-			struct xlb_counter c = { 0 };
 			char as[XLB_ADDR_STR_MAX];
 
-			xlb_dp_backend_stats(&d->dp, d->rt_bes[k].id, &c);
 			jadd(bo, "name", jstr(b->name));
 			jadd(bo, "addr", jstr(xlb_addr_str(b->family, b->addr,
 							   as)));
-			jadd(bo, "packets", jint(c.packets));
-			jadd(bo, "bytes", jint(c.bytes));
+			jadd(bo, "id", jint(d->rt_bes[k].id));
+			member_counters(d, d->rt_bes[k].id, bo);
 			json_object_array_add(bs, bo);
 		}
 		jadd(o, "backends", bs);
 		json_object_array_add(a, o);
 	}
 	jadd(r, "vips", a);
+	a = backend_totals(d, only);
+	if (!a) {
+		json_object_put(r);
+		return xlb_errf(err, ENOMEM, "out of memory");
+	}
+	jadd(r, "backends", a);
 	xlb_dp_events(&d->dp, ev);
 	e = json_object_new_object();
 	for (k = 0; k < XLB_EV_MAX; k++)

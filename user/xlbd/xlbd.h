@@ -75,6 +75,8 @@ struct xlbd_beid {
 	bool nh_ok;		/* next hop resolved and written */
 	bool written;		/* the map's entry is this one's */
 	struct xlb_nh nh;
+	uint32_t vips;		/* VIPs using it (xlbd_beid_count_vips) */
+	uint32_t vips_before, vips_run;	/* scratch of the count */
 };
 
 /* Runtime of one VIP; rt_vips[i] belongs to state.vips[i]. */
@@ -367,6 +369,12 @@ int xlbd_beid_needed(const struct xlbd *d, const struct xlb_state *s,
 size_t xlbd_beid_free_count(const struct xlbd *d);
 /* Write the entries of ids in use that are new or changed. */
 void xlbd_beid_sync(struct xlbd *d);
+/*
+ * Count the VIPs using each id.  An id that served several VIPs and now
+ * serves one has its counters set to zero, so that an id serving one VIP
+ * counts only that VIP's packets (since then, or since it was taken).
+ */
+void xlbd_beid_count_vips(struct xlbd *d);
 /* Clear the entries of ids nobody uses any more; they are free again. */
 void xlbd_beid_release(struct xlbd *d);
 /* Re-resolve the next hop of every id in use; write what changed. */
