@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # xlb-backend (tools/xlb-backend) on each kernel Debian 12 ships (6.1 and
-# 6.12, tests/vm/lib/kernels.sh), one qemu guest after the other
+# 6.12, tests/vm/lib/kernels.sh), one qemu guest per kernel, side by side
 # (tools/vm/run.sh --kernel SERIES -- tests/vm/backend.sh --guest):
 # tests/e2e/15-backend.sh again (the decap program, its probe through live
 # frames, bad input, teardown), then what only a guest can load, the
@@ -114,6 +114,9 @@ TIMEOUT=${XLB_VM_TIMEOUT:-900}
 dkms=$(find "$O"/dkms -mindepth 1 -maxdepth 1 -name 'xlb_redirect-*' -type d 2>/dev/null | head -n 1)
 [[ -n $dkms ]] || tap_bail "no DKMS tree in $O/dkms (make kmod-dkms-src)"
 mkdir -p "$O"/vm
+# The module built for each kernel here, then one guest per kernel, side
+# by side (each keeps one host core busy), then each guest's cases.
+ran=()
 for s in "${VM_SERIES[@]}"; do
 	kver=$(vm_kver "$s")
 	tree="$O/vm/backend-kmod-$kver"
@@ -127,13 +130,21 @@ for s in "${VM_SERIES[@]}"; do
 		tap_not_ok "$s: the module builds ($kver)" "$out"
 		continue
 	fi
+	ran+=("$s")
+	rm -f "$O/vm/backend-$s.rc"
+	(
+		tools/vm/run.sh --kernel "$s" --timeout "$TIMEOUT" -- \
+			tests/vm/backend.sh --guest >"$O/vm/backend-$s.log" 2>&1
+		echo $? >"$O/vm/backend-$s.rc"
+	) &
+done
+wait
+for s in "${ran[@]}"; do
 	log="$O/vm/backend-$s.log"
-	tools/vm/run.sh --kernel "$s" --timeout "$TIMEOUT" -- \
-		tests/vm/backend.sh --guest >"$log" 2>&1
-	rc=$?
+	rc=$(cat "$O/vm/backend-$s.rc" 2>/dev/null)
 	k=$(sed -n 's/^# guest kernel: //p' "$log" | head -n 1)
 	tap_result "$([[ $rc -eq 0 && $k == "$s".* ]]; echo $?)" \
-		"$s: the guest ran (kernel ${k:-?}, run.sh status $rc)" "$(tail -n 20 "$log")"
+		"$s: the guest ran (kernel ${k:-?}, run.sh status ${rc:-?})" "$(tail -n 20 "$log")"
 	n=0
 	while IFS= read -r line; do
 		case $line in

@@ -208,18 +208,29 @@ TIMEOUT=${XLB_VM_TIMEOUT:-1200}
 . tests/vm/lib/kernels.sh
 . tests/vm/lib/kmod.sh
 
+# The module built for each kernel here, then one guest per kernel, side
+# by side (each keeps one host core busy), then each guest's cases.
+ran=()
 for s in "${VM_SERIES[@]}"; do
-	log="$O/vm/edge-$s.log"
 	if ! vm_kmod_build "$s"; then
 		tap_not_ok "$s: the module for the guest's kernel ($VM_KMOD_WHY)"
 		grep -iE 'warning|error' <<<"$VM_KMOD_OUT" | head -n 20 | sed 's/^/#   /'
 		continue
 	fi
-	t0=$(date +%s)
-	tools/vm/run.sh --kernel "$s" --timeout "$TIMEOUT" -- \
-		tests/vm/edge.sh --guest >"$log" 2>&1
-	rc=$?
-	echo "# vm: $s: guest boot and run took $(($(date +%s) - t0)) s (status $rc)"
+	ran+=("$s")
+	rm -f "$O/vm/edge-$s.rc"
+	(
+		t0=$(date +%s)
+		tools/vm/run.sh --kernel "$s" --timeout "$TIMEOUT" -- \
+			tests/vm/edge.sh --guest >"$O/vm/edge-$s.log" 2>&1
+		echo "$? $(($(date +%s) - t0))" >"$O/vm/edge-$s.rc"
+	) &
+done
+wait
+for s in "${ran[@]}"; do
+	log="$O/vm/edge-$s.log"
+	read -r rc took <"$O/vm/edge-$s.rc"
+	echo "# vm: $s: guest boot and run took ${took:-?} s (status ${rc:-?})"
 	# the guest's cases, each prefixed with the kernel
 	while IFS= read -r line; do
 		case "$line" in
@@ -234,7 +245,7 @@ for s in "${VM_SERIES[@]}"; do
 		esac
 	done <"$log"
 	grep -q '^1\.\.[0-9]' "$log" ||
-		tap_not_ok "$s: the guest's scenario finished (status $rc; whole output in $log)"
+		tap_not_ok "$s: the guest's scenario finished (status ${rc:-?}; whole output in $log)"
 	xdp_pins_left "$s" "$log"
 done
 tap_done
