@@ -270,6 +270,49 @@ static inline long long km_stat(int ns, const char *name)
 	return found;
 }
 
+/* Print file, as seen from ns, as "# " lines; with nonzero, only lines
+ * whose last field is not 0 (for the long name-value files). */
+static inline void km_dump_file(int ns, const char *tag, const char *file,
+				bool nonzero)
+{
+	char line[1024];
+	FILE *f;
+	size_t n;
+
+	if (km_ns_enter(ns))
+		return;
+	f = fopen(file, "re");
+	km_ns_leave();
+	if (!f) {
+		printf("# %s %s: %s\n", tag, file, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		n = strlen(line);
+		while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
+			line[--n] = 0;
+		if (nonzero && n > 1 && line[n - 1] == '0' &&
+		    (line[n - 2] == ' ' || line[n - 2] == '\t'))
+			continue;
+		printf("# %s %s: %s\n", tag, file, line);
+	}
+	fclose(f);
+}
+
+/*
+ * After a failed test: what the module counted in ns and where the stack
+ * dropped, so that a frame lost under load says where it went.
+ */
+static inline void km_dump(int ns, const char *tag)
+{
+	km_dump_file(ns, tag, KM_PROC, false);
+	km_dump_file(ns, tag, "/proc/net/dev", false);
+	km_dump_file(ns, tag, "/proc/net/snmp", false);
+	km_dump_file(ns, tag, "/proc/net/snmp6", true);
+	km_dump_file(ns, tag, "/proc/net/softnet_stat", false);
+	fflush(stdout);
+}
+
 /* Wait until counter name in ns reaches want; the last value read. */
 static inline long long km_stat_wait(int ns, const char *name, long long want)
 {

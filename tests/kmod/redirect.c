@@ -176,6 +176,14 @@ FIXTURE_TEARDOWN(kmod)
 		      self->lsn[0], self->lsn[1], self->c, self->b, self->n };
 	size_t i;
 
+	if (!_metadata->passed) {
+		if (self->c >= 0)
+			km_dump(self->c, "c");
+		if (self->b >= 0)
+			km_dump(self->b, "b");
+		if (self->n >= 0)
+			km_dump(self->n, "n");
+	}
 	if (self->home >= 0 && setns(self->home, CLONE_NEWNET))
 		TH_LOG("cannot return to the first namespace");
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
