@@ -14,6 +14,10 @@
 #   tap_bail REASON                          "Bail out!", exit 1
 #   tap_done [PLANNED]                       plan line; exit 1 if any failed
 #                                            (or not PLANNED cases ran)
+#   tap_replay FILE                          the cases a background subshell
+#                                            wrote to FILE, numbered on
+#                                            from here; other lines as they
+#                                            are
 #   json_get FILE PYTHON-EXPR                the expression over `j` (the
 #                                            parsed file), printed
 
@@ -81,6 +85,23 @@ tap_done() {
 		return 1
 	fi
 	[[ $TAP_FAILED -eq 0 ]]
+}
+
+tap_replay() {
+	local line
+
+	while IFS= read -r line; do
+		if [[ $line =~ ^ok\ [0-9]+\ -\ (.*)$ ]]; then
+			TAP_N=$((TAP_N + 1))
+			echo "ok $TAP_N - ${BASH_REMATCH[1]}"
+		elif [[ $line =~ ^not\ ok\ [0-9]+\ -\ (.*)$ ]]; then
+			TAP_N=$((TAP_N + 1))
+			TAP_FAILED=$((TAP_FAILED + 1))
+			echo "not ok $TAP_N - ${BASH_REMATCH[1]}"
+		else
+			printf '%s\n' "$line"
+		fi
+	done <"$1"
 }
 
 # Debian's python3 first: a version manager's shim costs 100+ ms a call.

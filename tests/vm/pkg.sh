@@ -14,12 +14,11 @@
 # module there for the root's kernel, the guest's, at native speed (under
 # the guest's software emulation the build alone took minutes).  The
 # result boots in a qemu guest of that kernel, each kernel Debian 12 ships
-# one after the other (tools/vm/run.sh --root: read-only under a tmpfs
-# overlay).  A qemu guest rather than a container (systemd-nspawn
-# --boot): the module must be loaded into the guest's own kernel, and
-# xlbd attaches XDP and pins BPF objects in the kernel it runs on; a
-# container shares the host's kernel (not a Debian 12 one) with
-# everything else on the machine.
+# side by side (tools/vm/run.sh --root: read-only under a tmpfs overlay).
+# A qemu guest rather than a container (systemd-nspawn --boot): the
+# module must be loaded into the guest's own kernel, and xlbd attaches XDP
+# and pins BPF objects in the kernel it runs on; a container shares the
+# host's kernel (not a Debian 12 one) with everything else on the machine.
 #
 # In the guest (--guest): systemd started xlbd.service at boot from its
 # unit's ExecStart; systemctl stop and start; xlbctl answering; modprobe
@@ -287,7 +286,6 @@ pkg_series() {
 	kver=$(vm_kver "$series")
 	root="$pkg/root-$kver"
 	inst="$pkg/inst-$kver"
-	insts+=("$inst")
 	rm -rf "$inst"
 	mkdir -p "$inst"/{upper,work,merged,debs}
 	up="$inst/debs/$up_name"
@@ -350,9 +348,15 @@ pkg_series() {
 	fi
 }
 
-# one series after the other: each guest takes a core, the DKMS build in
-# the other root the rest
+# The series side by side, each in a subshell of its own: the two
+# debootstraps wait mostly on the registry, and each guest takes a core.
+# Their cases are numbered on here, one series after the other.
 for s in "${VM_SERIES[@]}"; do
-	pkg_series "$s"
+	insts+=("$pkg/inst-$(vm_kver "$s")")
+	pkg_series "$s" >"$tmp/tap-$s" 2>&1 &
+done
+wait
+for s in "${VM_SERIES[@]}"; do
+	tap_replay "$tmp/tap-$s"
 done
 tap_done
