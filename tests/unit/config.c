@@ -989,6 +989,67 @@ TEST(order_of_lines_does_not_change_the_state)
 	xlb_state_free(&b);
 }
 
+/*
+ * Backends live in one array sorted by VIP and name; a VIP's are found by
+ * searching it (from the end for the last VIP, as a file in canonical
+ * order adds them).  Random adds and deletes over five VIPs, the last one
+ * most often, against a plain table of what should be there.
+ */
+TEST(backend_ranges_hold_under_random_adds_and_dels)
+{
+	enum { NV = 5, NA = 40, OPS = 4000 };
+	bool want[NV][NA] = { { false } };
+	struct xlb_err e = { "" };
+	unsigned int x = 12345, col;
+	struct xlb_state s;
+	char line[128];
+	int i, v, a, empty;
+
+	ASSERT_EQ(0, parse(KEY_LINE, &s, &e)) TH_LOG("%s", e.msg);
+	for (v = 0; v < NV; v++) {
+		snprintf(line, sizeof(line), "vip add 10.0.0.%d:80/tcp", v + 1);
+		ASSERT_EQ(0, xlb_config_apply_line(&s, line, strlen(line), NULL,
+						   NULL, &empty, &col, &e))
+			TH_LOG("%s", e.msg);
+	}
+	for (i = 0; i < OPS; i++) {
+		struct xlb_vip_key k;
+		char addr[32];
+
+		x = x * 1103515245u + 12345u;
+		v = (int)((x >> 16) % (NV + 3));
+		v = v >= NV ? NV - 1 : v;	/* the last VIP: 4 in 8 */
+		x = x * 1103515245u + 12345u;
+		a = (int)((x >> 16) % NA);
+		snprintf(addr, sizeof(addr), "10.1.%d.%d", a % 3, a + 1);
+		snprintf(line, sizeof(line), "backend %s 10.0.0.%d:80/tcp %s",
+			 want[v][a] ? "del" : "add", v + 1, addr);
+		ASSERT_EQ(0, xlb_config_apply_line(&s, line, strlen(line), NULL,
+						   NULL, &empty, &col, &e))
+			TH_LOG("op %d, %s: %s", i, line, e.msg);
+		want[v][a] = !want[v][a];
+		ASSERT_EQ(0, xlb_state_validate(&s, &e))
+			TH_LOG("op %d, %s: %s", i, line, e.msg);
+		snprintf(line, sizeof(line), "10.0.0.%d", v + 1);
+		k = vip4(line, 80, IPPROTO_TCP);
+		ASSERT_EQ(want[v][a], backend(&s, &k, addr) != NULL)
+			TH_LOG("op %d: %s of VIP %d", i, addr, v + 1);
+	}
+	for (v = 0; v < NV; v++) {
+		struct xlb_vip_key k;
+		char addr[32];
+
+		snprintf(line, sizeof(line), "10.0.0.%d", v + 1);
+		k = vip4(line, 80, IPPROTO_TCP);
+		for (a = 0; a < NA; a++) {
+			snprintf(addr, sizeof(addr), "10.1.%d.%d", a % 3, a + 1);
+			EXPECT_EQ(want[v][a], backend(&s, &k, addr) != NULL)
+				TH_LOG("%s of VIP %d", addr, v + 1);
+		}
+	}
+	xlb_state_free(&s);
+}
+
 TEST(copy_is_deep_and_equal)
 {
 	struct xlb_err e = { "" };

@@ -108,11 +108,18 @@ static size_t cap_for(size_t n)
 	return c;
 }
 
+/*
+ * The pages around [p, p + len), rounded out: an allocation this large is
+ * a mapping of its own from its page's start to its last page's end, and
+ * advice on all of it keeps it one mapping, which realloc can grow with
+ * mremap.  Rounded in, the advice split off its first page, mremap of
+ * the two failed, and every growth was a copy into fresh pages.
+ */
 void xlb_mem_huge(void *p, size_t len)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
-	uintptr_t hi = ((uintptr_t)p + len) & ~(page - 1);
+	uintptr_t lo = (uintptr_t)p & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)p + len + page - 1) & ~(page - 1);
 
 	if (len >= XLB_MEM_HUGE_MIN && hi > lo)
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
@@ -128,6 +135,8 @@ static void *arr_insert(void *arr, size_t *n, size_t sz, size_t pos,
 		a = realloc(arr, cap_for(*n + 1) * sz);
 		if (!a)
 			return NULL;
+		/* a file of 100 000 backends fills 27 MiB a page at a time */
+		xlb_mem_huge(a, cap_for(*n + 1) * sz);
 	}
 	memmove(a + (pos + 1) * sz, a + pos * sz, (*n - pos) * sz);
 	memcpy(a + pos * sz, elem, sz);
@@ -267,11 +276,36 @@ static void backend_range(const struct xlb_state *s,
 		*lo = *hi = h;
 		return;
 	}
-	*lo = backend_lower(s, vip, NULL);
 	if (!last) {
+		/*
+		 * The last VIP's, as every add of a file in canonical order:
+		 * from the end back by doubling steps, then a binary search in
+		 * the last step, all within the VIP's own backends.
+		 */
+		size_t step = 1, in = h - 1, out;
+
+		while (step <= in &&
+		       !xlb_vip_key_cmp(&s->backends[in - step].vip, vip)) {
+			in -= step;
+			step *= 2;
+		}
+		out = step <= in ? in - step : 0;
+		if (step > in && !xlb_vip_key_cmp(&s->backends[0].vip, vip))
+			in = 0;
+		/* backends[out] is another VIP's (or out == in == 0): the
+		 * first of this VIP's is in (out, in] */
+		while (out + 1 < in) {
+			mid = out + (in - out) / 2;
+			if (xlb_vip_key_cmp(&s->backends[mid].vip, vip))
+				out = mid;
+			else
+				in = mid;
+		}
+		*lo = in;
 		*hi = h;
 		return;
 	}
+	*lo = backend_lower(s, vip, NULL);
 	l = *lo;
 	while (l < h) {
 		mid = l + (h - l) / 2;
