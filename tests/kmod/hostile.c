@@ -122,6 +122,12 @@ FIXTURE_SETUP(hostile)
 	ASSERT_EQ(0, setns(self->home, CLONE_NEWNET));
 	ASSERT_EQ(0, km_wait_up(self->c, C_IF));
 	ASSERT_EQ(0, km_wait_up(self->b, B_IF));
+	for (f = 0; f < 2; f++) {
+		ASSERT_EQ(0, km_wait_local(self->b, b_a[f]));
+		ASSERT_EQ(0, km_wait_local(self->b, vip[f]));
+		ASSERT_EQ(0, km_wait_local(self->c, lb[f]));
+		ASSERT_EQ(0, km_wait_local(self->c, hop2[f]));
+	}
 	ASSERT_EQ(0, km_ctl(self->b, ALLOW_LB "\nenable"));
 	self->pc = km_packet_socket(self->c, C_IF);
 	ASSERT_LE(0, self->pc);

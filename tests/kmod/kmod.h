@@ -201,9 +201,12 @@ static inline int km_ifindex(int ns, const char *ifname)
 }
 
 /*
- * Wait until ifname in ns is operationally up: a veth's queue starts with
- * the kernel's link watch, up to a second after the carrier; frames sent
- * before are dropped.
+ * Wait until ifname in ns is operationally up and sends: a veth's queue
+ * starts with the kernel's link watch, up to a second after the carrier,
+ * and frames sent before are dropped without an error.  The link watch
+ * marks the device running (IFF_RUNNING) and then attaches its queue, both
+ * under the rtnl lock; an ioctl that takes that lock (setting the MTU the
+ * device has) returns only once the queue is there.
  */
 static inline int km_wait_up(int ns, const char *ifname)
 {
@@ -223,8 +226,34 @@ static inline int km_wait_up(int ns, const char *ifname)
 		else
 			km_sleep_ms(20);
 	}
+	if (up && (ioctl(fd, SIOCGIFMTU, &ifr) || ioctl(fd, SIOCSIFMTU, &ifr)))
+		up = 0;
 	close(fd);
 	return up ? 0 : -1;
+}
+
+/*
+ * Wait until addr is local in ns: the kernel inserts an IPv6 address's
+ * local route from a work item once the link is up (even with
+ * IFA_F_NODAD), and until then frames to the address are not taken.
+ */
+static inline int km_wait_local(int ns, const char *addr)
+{
+	long long end = (long long)xlb_mono_ms() + KM_WAIT_MS;
+	int local = 0;
+
+	if (km_ns_enter(ns))
+		return -1;
+	while (!local && (long long)xlb_mono_ms() < end) {
+		local = nl_route_type(addr) == RTN_LOCAL;
+		if (!local)
+			km_sleep_ms(20);
+	}
+	km_ns_leave();
+	if (!local)
+		fprintf(stderr, "%s is not local after %d ms\n", addr,
+			KM_WAIT_MS);
+	return local ? 0 : -1;
 }
 
 /* --- control file and counters -------------------------------------------- */

@@ -200,6 +200,43 @@ static inline int nl_route(const char *dst, int plen, const char *gw)
 	return nl_talk(nlh, dst);
 }
 
+/* The type of the route the kernel picks for dst (RTN_LOCAL for an
+ * address this host takes), or -1. */
+static inline int nl_route_type(const char *dst)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	int fam = strchr(dst, ':') ? AF_INET6 : AF_INET, type = -1;
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+	unsigned char d[16];
+	ssize_t n;
+
+	if (inet_pton(fam, dst, d) != 1)
+		return -1;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = (unsigned int)time(NULL);
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = (unsigned char)fam;
+	rtm->rtm_dst_len = fam == AF_INET ? 32 : 128;
+	mnl_attr_put(nlh, RTA_DST, fam == AF_INET ? 4 : 16, d);
+	nl = mnl_socket_open(NETLINK_ROUTE);
+	if (!nl)
+		return -1;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) == 0 &&
+	    mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) >= 0) {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		nlh = (struct nlmsghdr *)buf;
+		if (n >= (ssize_t)(sizeof(*nlh) + sizeof(*rtm)) &&
+		    nlh->nlmsg_type == RTM_NEWROUTE)
+			type = ((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_type;
+	}
+	mnl_socket_close(nl);
+	return type;
+}
+
 /* echo value > /proc/sys/<key with dots as slashes> */
 static inline int nl_sysctl(const char *key, const char *value)
 {

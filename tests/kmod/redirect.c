@@ -151,6 +151,17 @@ FIXTURE_SETUP(kmod)
 	ASSERT_EQ(0, km_wait_up(self->c, C2_IF));
 	ASSERT_EQ(0, km_wait_up(self->b, B_IF));
 	ASSERT_EQ(0, km_wait_up(self->n, N_IF));
+	for (f = 0; f < 2; f++) {
+		ASSERT_EQ(0, km_wait_local(self->b, b_addr[f]));
+		ASSERT_EQ(0, km_wait_local(self->b, vip_addr[f]));
+		ASSERT_EQ(0, km_wait_local(self->n, vip_addr[f]));
+	}
+	for (f = 0; f < 2; f++) {
+		ASSERT_EQ(0, km_wait_local(self->c, lb_addr[f]));
+		ASSERT_EQ(0, km_wait_local(self->c, hop2_addr[f]));
+		ASSERT_EQ(0, km_wait_local(self->c, n_lb_addr[f]));
+		ASSERT_EQ(0, km_wait_local(self->n, n_addr[f]));
+	}
 	/* the LB's addresses; frames from the hop's addresses are refused */
 	ASSERT_EQ(0, km_ctl(self->b, "allow 10.1.0.1 fd00:1::1\nenable"));
 

@@ -14,7 +14,8 @@
 # build/vm/kmod-SERIES.log.  XLB_VM_TIMEOUT (seconds) bounds each guest's
 # run.  A program still running after XLB_VM_STUCK seconds (default 300)
 # has the stacks of blocked tasks and the kernel log printed, every two
-# minutes.
+# minutes.  A failed case prints, for each of its namespaces, the module's
+# counters and the stack's drop counters (tests/kmod/kmod.h, km_dump).
 cd "$(dirname "$0")/../.." || exit 1
 O=${O:-build}
 
