@@ -241,9 +241,12 @@ $(O)/tests/daemon/%: tests/daemon/%.c $(LIBXLB) $(PKT_OBJ) | $(KSFT_HDR)
 	@mkdir -p $(dir $@)
 	$(TEST_LINK)
 
-# test-build: everything the tiers run, built and nothing run
+# test-build: everything the tiers run, built and nothing run.  make test
+# builds it on every core (TEST_JOBS): the tests wait for the whole build.
 .PHONY: test test-build
-test: test-build
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+test:
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) test-build
 	@tests/run.sh unit unit-asan bpf net daemon e2e --beside vm
 
 test-build: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(NET_TESTS) $(DAEMON_TESTS) \
