@@ -668,8 +668,14 @@ TEST_F(nh, release_removes_only_the_entries_resolution_made)
 		TH_LOG("%s", err.msg);
 	EXPECT_EQ(0, xlb_neigh_release(self->n, &other, &err))
 		TH_LOG("%s", err.msg);
+	/*
+	 * Still there, without our protocol.  Its MAC may be gone by now:
+	 * nobody answers for 10.98.0.3, and once the kernel's probes of
+	 * the stale entry have run out (a few seconds; more in a loaded
+	 * guest) it is FAILED, without an address.
+	 */
 	neigh_show("10.98.0.3 dev " LB_IF, show, sizeof(show));
-	EXPECT_NE(NULL, strstr(show, "02:00:00:00:98:03")) TH_LOG("%s", show);
+	EXPECT_NE(NULL, strstr(show, "10.98.0.3 ")) TH_LOG("%s", show);
 	EXPECT_EQ(NULL, strstr(show, want)) TH_LOG("%s", show);
 
 	/* and a permanent one */
