@@ -26,7 +26,7 @@ struct {
 struct xlb_vip_index_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, XLB_VIP_INDEX_SLOTS);
+	__uint(max_entries, XLB_VIP_INDEX_MAP_SLOTS);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(struct xlb_vip_slot));
 };

@@ -10,9 +10,10 @@
  *                     the VIPs as libxlb keeps them; the data path reads
  *                     the copy in xlb_vip_index
  *   xlb_vip_index     ARRAY_OF_MAPS[1]; inner map: ARRAY of
- *                     XLB_VIP_INDEX_SLOTS struct xlb_vip_slot, an
- *                     open-addressing copy of xlb_vips (see below),
- *                     rebuilt and switched whole by libxlb
+ *                     XLB_VIP_INDEX_MAP_SLOTS struct xlb_vip_slot: an
+ *                     open-addressing copy of xlb_vips, then the
+ *                     address filter (see below), rebuilt and switched
+ *                     whole by libxlb
  *   xlb_tab_<M>       ARRAY_OF_MAPS[XLB_MAX_VIPS], index vip.id, one per
  *                     table size M (bpf/table.h); inner map: ARRAY of ONE
  *                     value, the table: XLB_TABLE_BYTES(M) bytes, word 0
@@ -95,7 +96,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		6
+#define XLB_DP_ABI		7
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -203,6 +204,34 @@ struct xlb_vip_slot {
 _Static_assert(sizeof(struct xlb_vip_slot) == 64, "xlb_vip_slot layout");
 _Static_assert((XLB_VIP_INDEX_SLOTS & (XLB_VIP_INDEX_SLOTS - 1)) == 0,
 	       "index size a power of two");
+
+/*
+ * After the index's slots, in the same map, the address filter: one bit
+ * per value of xlb_vip_filter_hash over a destination address and its
+ * family, set for every address some entry of the index has.  A packet
+ * whose destination's bit is clear cannot be for a VIP: the program
+ * passes it after one lookup in this map, without the flow cache, the
+ * config or the index's probes.  In the index's own map, so that it
+ * switches with the index, whole.  512 bits a slot.
+ */
+#define XLB_VIP_FILTER_BITS	(1u << 16)
+#define XLB_VIP_FILTER_SLOTS	(XLB_VIP_FILTER_BITS / 512)
+#define XLB_VIP_INDEX_MAP_SLOTS	(XLB_VIP_INDEX_SLOTS + XLB_VIP_FILTER_SLOTS)
+
+_Static_assert(sizeof(struct xlb_vip_slot) * 8 == 512, "512 filter bits a slot");
+
+/*
+ * d0, d1: the address as two 64-bit words (IPv4 in the low half of d0),
+ * as a flow holds it.  The top 16 bits of a multiplicative hash.
+ */
+static __always_inline __u32 xlb_vip_filter_hash(__u64 d0, __u64 d1,
+						 __u8 family)
+{
+	__u64 h = d0 * 0x9e3779b97f4a7c15ULL ^ d1 * 0xc2b2ae3d27d4eb4fULL ^
+		  (__u64)family * 0x165667b19e3779f9ULL;
+
+	return (__u32)(h >> 48);
+}
 
 static __always_inline __u32 xlb_vip_index_hash(const struct xlb_vip_key *k)
 {

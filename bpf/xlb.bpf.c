@@ -131,6 +131,29 @@ static __always_inline struct xlb_vip *find_vip(const struct xlb_flow *f)
 	return vip_lookup(&k);
 }
 
+/*
+ * The address filter (structs.h): 0 when the flow's destination is
+ * no VIP's address, so the packet is not ours.  key is the caller's,
+ * reused: a key of its own would grow xlb_main()'s frame (see there).
+ */
+static __always_inline int vip_addr_maybe(const struct xlb_flow *f,
+					  __u32 *key)
+{
+	const __u64 *d = (const __u64 *)&f->dst;
+	const __u64 *w;
+	void *idx;
+	__u32 h;
+
+	*key = 0;
+	idx = bpf_map_lookup_elem(&xlb_vip_index, key);
+	if (!idx)
+		return 0;
+	h = xlb_vip_filter_hash(d[0], d[1], f->family);
+	*key = XLB_VIP_INDEX_SLOTS + (h >> 9);
+	w = bpf_map_lookup_elem(idx, key);
+	return w && (w[(h >> 6) & 7] >> (h & 63) & 1);
+}
+
 /* The address marker (structs.h): is dst a VIP address at all? */
 static __always_inline struct xlb_vip *find_addr(const struct xlb_flow *f)
 {
@@ -1695,6 +1718,9 @@ int xlb_main(struct xdp_md *ctx)
 			action = fast_v4(ctx, &fa);
 		else if (eth->h_proto == bpf_htons(ETH_P_IPV6))
 			action = fast_v6(ctx, &fa);
+		/* not to a VIP's address: passed, nothing else looked at */
+		if (!action && !vip_addr_maybe(&fa.p.flow, &key))
+			action = XDP_PASS;
 		/* one copy of the second half for both families */
 		if (!action)
 			action = fc_send(ctx, &fa, &key, &ref);

@@ -74,7 +74,7 @@ static int vip_index_new(void)
 	int tmpl, fd;
 
 	tmpl = map_new(BPF_MAP_TYPE_ARRAY, "xlb_vip_idx", 4,
-		       sizeof(struct xlb_vip_slot), XLB_VIP_INDEX_SLOTS,
+		       sizeof(struct xlb_vip_slot), XLB_VIP_INDEX_MAP_SLOTS,
 		       BPF_F_MMAPABLE, 0);
 	if (tmpl < 0)
 		return tmpl;
@@ -413,8 +413,13 @@ static struct xlb_vip_slot *index_read(const struct xlb_dp *dp, __u32 *n)
 	fd = bpf_map_get_fd_by_id(id);
 	if (fd < 0)
 		return NULL;
-	*n = map_entries(fd);
-	bytes = (size_t)*n * sizeof(*s);
+	/* the index's slots, then the address filter's (bpf/structs.h) */
+	if (map_entries(fd) != XLB_VIP_INDEX_MAP_SLOTS) {
+		close(fd);
+		return NULL;
+	}
+	*n = XLB_VIP_INDEX_SLOTS;
+	bytes = (size_t)XLB_VIP_INDEX_MAP_SLOTS * sizeof(*s);
 	m = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
 	if (m != MAP_FAILED) {
 		s = malloc(bytes);
@@ -449,6 +454,28 @@ struct index_check {
 	bool bad;
 };
 
+/* The filter bits the entries' addresses want, and whether each has it. */
+struct filter_check {
+	const __u64 *filter;		/* after the index's slots */
+	__u64 want[XLB_VIP_FILTER_BITS / 64];
+	__u32 missing;
+};
+
+static int filter_has(const void *key, const void *value, void *ctx)
+{
+	const struct xlb_vip_key *k = key;
+	struct filter_check *c = ctx;
+	__u64 d0 = (__u64)k->addr[0] | (__u64)k->addr[1] << 32;
+	__u64 d1 = (__u64)k->addr[2] | (__u64)k->addr[3] << 32;
+	__u32 h = xlb_vip_filter_hash(d0, d1, k->family & ~XLB_FAMILY_FRAG);
+
+	(void)value;
+	c->want[h / 64] |= 1ULL << (h % 64);
+	if (!(c->filter[h / 64] >> (h % 64) & 1))
+		c->missing++;
+	return 0;
+}
+
 static int index_has(const void *key, const void *value, void *ctx)
 {
 	struct index_check *c = ctx;
@@ -462,14 +489,16 @@ static int index_has(const void *key, const void *value, void *ctx)
 
 /*
  * The index holds exactly the entries of xlb_vips (VIPs and their derived
- * entries), each where the data path's search finds it, and follows every
- * change; held changes reach it at the release, all at once.
+ * entries), each where the data path's search finds it, and its address
+ * filter exactly their addresses' bits; it follows every change; held
+ * changes reach it at the release, all at once.
  */
 TEST_F(dp, vip_index_mirrors_the_vip_map)
 {
 	struct xlb_vip_key k, held = vip4("203.0.113.200", 80, IPPROTO_TCP);
 	struct xlb_vip v = { 0 };
 	struct xlb_vip_slot *s;
+	struct filter_check *fc;
 	struct index_check c;
 	__u32 n, i, used, entries;
 	char a[48];
@@ -498,6 +527,19 @@ TEST_F(dp, vip_index_mirrors_the_vip_map)
 	ASSERT_EQ(0, hash_walk_for_test(self->dp.vips, index_has, &c));
 	EXPECT_FALSE(c.bad);
 	EXPECT_EQ(entries, c.found);
+	/* the address filter: the bits of the entries' addresses, no other */
+	fc = calloc(1, sizeof(*fc));
+	ASSERT_NE(NULL, fc);
+	fc->filter = (const __u64 *)&s[XLB_VIP_INDEX_SLOTS];
+	ASSERT_EQ(0, hash_walk_for_test(self->dp.vips, filter_has, fc));
+	EXPECT_EQ(0, fc->missing);
+	EXPECT_EQ(0, memcmp(fc->want, fc->filter, sizeof(fc->want)));
+	for (i = 0, used = 0; i < XLB_VIP_FILTER_BITS / 64; i++)
+		used += (__u32)__builtin_popcountll(fc->want[i]);
+	/* 100 addresses; two may share a bit, rarely */
+	EXPECT_LE(used, 100);
+	EXPECT_GE(used, 98);
+	free(fc);
 	free(s);
 
 	/* held: xlb_vips changes, the index waits for the release */

@@ -7,7 +7,7 @@
  *     options, IPv6 extension headers, port-0 VIPs, every hash mode) to
  *     the backend libxlb's xlb_explain_pick names;
  *   - everything not for a VIP passes byte for byte (docs/design.md
- *     contract 7);
+ *     contract 7), the address filter decides it for most;
  *   - ICMP errors about a VIP flow reach that flow's backend;
  *   - packets too big for the tunnel are answered with ICMP.
  * Fixture and expectations: tests/bpf/lb_fixture.h.
@@ -51,6 +51,85 @@ TEST_F(lb, forward_every_encap_to_explained_backend)
 	}
 	EXPECT_EQ(total, ok);
 	TH_LOG("%u packets, 2 client families x 8 encapsulations", total);
+}
+
+/* The filter bit of an address (bpf/structs.h), as the program finds it. */
+static __u32 filter_bit(int family, const __be32 a[4])
+{
+	return xlb_vip_filter_hash((__u64)a[0] | (__u64)a[1] << 32,
+				   (__u64)a[2] | (__u64)a[3] << 32,
+				   (__u8)family);
+}
+
+/* Set (on) or clear a bit of the published filter in place: 0 or -1. */
+static int filter_write(const struct lb *lb, __u32 h, bool on)
+{
+	size_t bytes = (size_t)XLB_VIP_INDEX_MAP_SLOTS *
+		       sizeof(struct xlb_vip_slot);
+	__u32 key = 0, id;
+	__u64 *w;
+	void *m;
+	int fd;
+
+	if (bpf_map_lookup_elem(lb->dp.vip_index, &key, &id))
+		return -1;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return -1;
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	w = (__u64 *)((struct xlb_vip_slot *)m + XLB_VIP_INDEX_SLOTS);
+	if (on)
+		w[h / 64] |= 1ULL << (h % 64);
+	else
+		w[h / 64] &= ~(1ULL << (h % 64));
+	munmap(m, bytes);
+	return 0;
+}
+
+/*
+ * The address filter decides what is not ours: a VIP's packet passes
+ * untouched once its address's bit is cleared by hand, and is forwarded
+ * again when it is back; an address of no VIP that shares a VIP's bit
+ * still passes (the index's search says no).
+ */
+TEST_F(lb, address_filter_passes_what_is_no_vips)
+{
+	static const int kinds[] = { K_TCP_IPIP4 };
+	struct pkt_spec s, o;
+	struct lb_res r;
+	__u8 in[2048];
+	unsigned int i, j;
+	size_t len;
+	__u32 h;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		lb_spec(&self->lb, v, &s);
+		h = filter_bit(s.family, s.dst);
+		EXPECT_TRUE(fwd_case(&self->lb, v, &s, "bit set", NULL));
+		ASSERT_EQ(0, filter_write(&self->lb, h, false));
+		len = lb_build(&s, in);
+		lb_run(&self->lb, in, len, &r);
+		EXPECT_TRUE(lb_expect_pass(in, len, &r, "bit cleared"));
+		ASSERT_EQ(0, filter_write(&self->lb, h, true));
+		EXPECT_TRUE(fwd_case(&self->lb, v, &s, "bit set again", NULL));
+
+		/* an address of no VIP with the same bit */
+		o = s;
+		for (j = 1; j < (1u << 24); j++) {
+			o.dst[s.family == XLB_FAMILY_INET ? 0 : 3] =
+				htonl(0x0a630000u + j);		/* 10.99/16 + */
+			if (filter_bit(o.family, o.dst) == h)
+				break;
+		}
+		ASSERT_GT(1u << 24, j);
+		len = lb_build(&o, in);
+		lb_run(&self->lb, in, len, &r);
+		EXPECT_TRUE(lb_expect_pass(in, len, &r, "shares the VIP's bit"));
+	}
 }
 
 TEST_F(lb, forward_gue_sport_in_range_and_same_per_flow)

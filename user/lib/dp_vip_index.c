@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libxlb: the VIP index (bpf/structs.h): an open-addressing array of every
- * entry of the VIP map, built here and switched whole into the data path
- * after each change (or once at xlb_dp_vip_release).
+ * entry of the VIP map and the filter of their addresses, built here and
+ * switched whole into the data path after each change (or once at
+ * xlb_dp_vip_release).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,18 +18,34 @@
 
 #define VIP_INDEX_FLAGS		BPF_F_MMAPABLE
 
-/* Place the entries by linear probing, each within XLB_VIP_PROBES slots. */
+/* Set the filter bit of k's address (the fragment flag left out). */
+static void vip_filter_set(struct xlb_vip_slot *s, const struct xlb_vip_key *k)
+{
+	__u64 d0 = (__u64)k->addr[0] | (__u64)k->addr[1] << 32;
+	__u64 d1 = (__u64)k->addr[2] | (__u64)k->addr[3] << 32;
+	__u32 h = xlb_vip_filter_hash(d0, d1, k->family & ~XLB_FAMILY_FRAG);
+	__u64 *w = (__u64 *)&s[XLB_VIP_INDEX_SLOTS + (h >> 9)];
+
+	w[(h >> 6) & 7] |= 1ULL << (h & 63);
+}
+
+/*
+ * Place the entries by linear probing, each within XLB_VIP_PROBES slots,
+ * and set their addresses' filter bits.
+ */
 static int vip_index_place(const struct xlb_dp *dp,
 			   const struct vip_table *vt, struct xlb_vip_slot **out)
 {
 	struct xlb_vip_slot *s;
 	__u32 i, d, pos = 0;
 
-	s = calloc(XLB_VIP_INDEX_SLOTS, sizeof(*s));
+	s = calloc(XLB_VIP_INDEX_MAP_SLOTS, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	for (i = 0; i < vt->n; i++) {
 		__u32 h = xlb_vip_index_hash(&vt->keys[i]);
+
+		vip_filter_set(s, &vt->keys[i]);
 
 		for (d = 0; d < XLB_VIP_PROBES; d++) {
 			pos = (h + d) & (XLB_VIP_INDEX_SLOTS - 1);
@@ -64,12 +81,12 @@ static int vip_index_publish(struct xlb_dp *dp, const struct vip_table *vt)
 	if (ret)
 		return ret;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xlb_vip_idx", 4, sizeof(*s),
-			    XLB_VIP_INDEX_SLOTS, &opts);
+			    XLB_VIP_INDEX_MAP_SLOTS, &opts);
 	if (fd < 0) {
 		free(s);
 		return -errno;
 	}
-	bytes = (size_t)XLB_VIP_INDEX_SLOTS * sizeof(*s);
+	bytes = (size_t)XLB_VIP_INDEX_MAP_SLOTS * sizeof(*s);
 	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		ret = -errno;
@@ -163,7 +180,7 @@ int dp_vip_index_err(int ret, struct xlb_err *err)
 				XLB_VIP_INDEX_SLOTS, XLB_VIP_PROBES);
 	if (ret == -EINVAL)
 		return xlb_errf(err, EINVAL, "map %s refused the VIP index: its inner map template must be an ARRAY of %u %zu-byte slots with flags 0x%x",
-				XLB_MAP_VIP_INDEX, XLB_VIP_INDEX_SLOTS,
+				XLB_MAP_VIP_INDEX, XLB_VIP_INDEX_MAP_SLOTS,
 				sizeof(struct xlb_vip_slot), VIP_INDEX_FLAGS);
 	return xlb_errf(err, -ret, "cannot publish the VIP index: %s",
 			strerror(-ret));
