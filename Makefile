@@ -247,7 +247,7 @@ $(O)/tests/daemon/%: tests/daemon/%.c $(LIBXLB) $(PKT_OBJ) | $(KSFT_HDR)
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test:
 	@$(MAKE) --no-print-directory -j$(TEST_JOBS) test-build
-	@tests/run.sh unit unit-asan bpf net daemon e2e --beside vm-rest --beside vm-pkg
+	@tests/run.sh unit unit-asan bpf net daemon e2e --beside vm
 
 test-build: all $(UNIT_TESTS) $(ASAN_TESTS) $(BPF_TESTS) $(NET_TESTS) $(DAEMON_TESTS) \
       $(O)/fuzz/config $(O)/fuzz/control

@@ -8,10 +8,8 @@
 #
 # Tiers run in the order given.  Each --beside starts a group of tiers
 # that runs at the same time as the others, in a process of its own (make
-# test runs the qemu guests beside the host's tiers, in two groups: the
-# vm tier's package test, vm-pkg, and the rest of it, vm-rest; much of
-# their time is waiting, on the Debian registry, on the guests' RCU grace
-# periods); a side group's output is kept in $O/tests/beside-N.log and
+# test runs the qemu guests, which keep one core busy, beside the host's
+# tiers); a side group's output is kept in $O/tests/beside-N.log and
 # printed after the first group's, and the summary counts every group.
 # Every test program prints TAP (C: kselftest harness; shell: plain TAP).
 # A program that exits non-zero without reporting a failed case counts as
@@ -35,9 +33,10 @@ tier_programs() {
 	bpf)       programs "$O"/tests/bpf ;;
 	net)       programs "$O"/tests/net ;;
 	daemon)    programs "$O"/tests/daemon ;;
-	# the vm tier in two parts that make test runs beside each other
-	vm-pkg)    ls -1 tests/vm/pkg.sh 2>/dev/null ;;
-	vm-rest)   ls -1 tests/vm/*.sh 2>/dev/null | grep -v '/pkg\.sh$' ;;
+	# the package test first: its debootstraps wait on the registry,
+	# while the host's tiers beside it have the cores busy
+	vm)        { ls -1 tests/vm/pkg.sh; ls -1 tests/vm/*.sh; } 2>/dev/null |
+			   awk '!seen[$0]++' ;;
 	*)         ls -1 tests/"$1"/*.sh 2>/dev/null ;;
 	esac
 }
@@ -47,7 +46,7 @@ tier_deps() {
 	case "$1" in
 	unit)           echo unit fuzz ;;
 	unit-asan)      echo unit ;;
-	vm | vm-*)      echo vm kmod pkg ;;
+	vm)             echo vm kmod pkg ;;
 	*)              echo "$1" ;;
 	esac
 }
@@ -57,7 +56,7 @@ tier_blocked() {
 	local missing
 
 	case "$1" in
-	bpf|net|daemon|e2e|vm|vm-*)
+	bpf|net|daemon|e2e|vm)
 		if [[ $(id -u) -ne 0 ]]; then
 			echo "needs root"
 			return
