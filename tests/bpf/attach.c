@@ -17,6 +17,14 @@
 #include "attach.h"
 #include "xlb.skel.h"
 
+/*
+ * Cases here load the whole data path; on 6.1 under the vm tier's
+ * software emulation a load alone takes 10 s, and three times that on a
+ * loaded machine: the harness's 30 s would end them.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT	120
+
 FIXTURE(att) {
 	struct xlb_bpf *skel;
 	struct xdp_program *prog;
