@@ -107,6 +107,14 @@ struct {
 	__type(value, struct xlb_counter);
 } xlb_backend_stats SEC(".maps");
 
+/* Active connections per backend (structs.h), one CPU's share each. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_BACKENDS);
+	__type(key, __u32);
+	__type(value, __s64);
+} xlb_be_conns SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XLB_EV_IN_MAP);

@@ -58,6 +58,9 @@
  *   xlb_quic_sids     HASH[XLB_QUIC_SIDS] struct xlb_quic_sid_key -> __u32
  *                     backend id: the server IDs of QUIC VIPs (quic.h)
  *   xlb_quic_stats    PERCPU_ARRAY[XLB_MAX_VIPS] -> struct xlb_quic_stats
+ *   xlb_be_conns      PERCPU_ARRAY[XLB_MAX_BACKENDS] -> __s64: each
+ *                     backend's connection entries, one CPU's share
+ *                     each ("Active connections" below)
  */
 #ifndef XLB_STRUCTS_H
 #define XLB_STRUCTS_H
@@ -96,7 +99,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		7
+#define XLB_DP_ABI		8
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -305,6 +308,13 @@ _Static_assert(__builtin_offsetof(struct xlb_backend, dmac) % 8 == 0 &&
  * member down is one store (xlb_dp_member_set), which the next packet
  * reads; the rebuilt table follows.
  *
+ * Flags beside the state: XLB_MEMBER_F_FULL, an ACTIVE member over its
+ * VIP's bound (its `bound`, "Bounded loads" in docs/datapath.md):
+ * a new flow (XLB_CT_CREATE_NEW) whose slot names it as primary takes
+ * the slot's secondary if that is ACTIVE and not full, else stays.
+ * Established flows, pickups and ICMP errors do not look at the flag.
+ * xlbd sets and clears it from the active connection counts.
+ *
  * xlb_members is an ARRAY of XLB_MEMBER_BUCKETS buckets of
  * XLB_MEMBER_WAYS records (one cache line), mmapable: libxlb writes a
  * record as one 8-byte store, the program reads it as one load.  (v, b)
@@ -328,8 +338,14 @@ struct xlb_member {
 	__u16 vip;		/* VIP id */
 	__u16 backend;		/* backend id */
 	__u8 state;		/* XLB_MEMBER_* */
-	__u8 pad[3];
+	__u8 flags;		/* XLB_MEMBER_F_* */
+	__u8 pad[2];
 };
+
+#define XLB_MEMBER_F_FULL	0x01
+
+/* A record's state and flags as the program reads them: state | flags << 8. */
+#define XLB_MEMBER_STATE(sf)	((sf) & 0xff)
 
 struct xlb_member_bucket {
 	struct xlb_member m[XLB_MEMBER_WAYS];
@@ -375,12 +391,36 @@ struct xlb_ct_entry {
 	__u32 epoch;		/* backend epoch when the entry was made */
 	__u32 hash;		/* flow hash: GUE source port, flow label */
 	__u16 backend;
-	__u16 vip;		/* VIP id, for listing entries per VIP */
+	__u16 vip;		/* VIP id (for listing entries per VIP),
+				 * | XLB_CT_VIP_CLOSED */
 	__u32 check;		/* see above; 0: free */
 	__u64 last_seen;	/* bpf_jiffies64(): kernel ticks */
 };
 
 _Static_assert(sizeof(struct xlb_ct_entry) == 64, "one cache line");
+
+/*
+ * Active connections.  xlb_be_conns counts, per backend, the connection
+ * entries that name it and are not closed; each CPU adds its own +1 and
+ * -1, so one CPU's value may be below 0 and the sum is the count:
+ *   insert     +1 for the new entry's backend, -1 for the backend of the
+ *              valid entry it overwrote (eviction, or a re-pick of the
+ *              flow's own way), unless that one was closed
+ *   close      a TCP FIN or RST on an entry sets XLB_CT_VIP_CLOSED in
+ *              its vip field (a new check with it) and takes 1; a SYN on
+ *              a closed entry clears it and gives 1 back.  A closed entry
+ *              still holds: the last ACKs go where the connection was.
+ *   expiry     none: an idle entry (UDP past udp-idle, a TCP connection
+ *              that ended without a FIN or RST through this host) counts
+ *              until its way is taken
+ * Not exact: two CPUs evicting one entry at once both take 1, and a torn
+ * entry's backend is taken as it reads.  The slack is a handful in a
+ * table of millions; xlbd reads the sums (bounded loads).
+ */
+#define XLB_CT_VIP_CLOSED	0x8000
+#define XLB_CT_VIP_MASK		0x7fff
+
+_Static_assert(XLB_MAX_VIPS <= XLB_CT_VIP_MASK + 1, "VIP ids under the flag");
 
 /*
  * What makes a connection entry.  A miss in the connection table picks
@@ -516,8 +556,9 @@ struct xlb_ct {
 	__u32 epoch;		/* backend epoch when the entry was made */
 	__u32 hash;		/* flow hash: GUE source port, flow label */
 	__u16 backend;
-	__u16 vip;		/* VIP id, for listing entries per VIP */
-	__u32 pad;
+	__u16 vip;		/* VIP id */
+	__u8 closed;		/* a FIN or RST was seen (XLB_CT_VIP_CLOSED) */
+	__u8 pad[3];
 };
 
 _Static_assert(sizeof(struct xlb_ct) == 24, "xlb_ct layout");
@@ -554,6 +595,8 @@ enum xlb_event {
 	XLB_EV_TOO_BIG_SILENT,	/* drop: no answer allowed (ICMP error,
 				 * not unicast, IPv4 over an IPv6 tunnel) */
 	XLB_EV_TOO_BIG_LIMITED,	/* drop: answer over the rate limit */
+	XLB_EV_BOUNDED,		/* new flow sent to the slot's secondary:
+				 * its primary was full (bounded loads) */
 	XLB_EV_IN_MAP,		/* the events above are xlb_events' entries */
 	/*
 	 * Forwarded, but no connection entry made: over the new-flow rate.

@@ -219,8 +219,10 @@ static __always_inline struct xlb_backend *backend_get(__u32 id)
 
 /*
  * The state of backend `be` as a member of VIP `vip` (structs.h,
- * "Members"), XLB_MEMBER_FREE when it has no record.  A record is one
- * 8-byte load: its key and state are of one write.
+ * "Members") and its flags, state | flags << 8; XLB_MEMBER_FREE when it
+ * has no record.  A record is one 8-byte load: its key, state and flags
+ * are of one write.  Compared with XLB_MEMBER_ACTIVE whole, it is a
+ * member that takes new flows with no flag to look at.
  */
 static __always_inline __u32 member_state(__u32 vip, __u32 be)
 {
@@ -238,7 +240,7 @@ static __always_inline __u32 member_state(__u32 vip, __u32 be)
 #pragma unroll
 		for (w = 0; w < XLB_MEMBER_WAYS; w++) {
 			__u64 r = *(volatile __u64 *)&mb->m[w];
-			__u32 st = (__u32)(r >> 32) & 0xff;
+			__u32 st = (__u32)(r >> 32) & 0xffff;
 
 			if (st == XLB_MEMBER_FREE)
 				return XLB_MEMBER_FREE;
@@ -255,18 +257,18 @@ static __always_inline __u32 member_state(__u32 vip, __u32 be)
  * in what it is passed.
  */
 struct choice {
-	__u32 id;
-	__u32 hash;
 	/*
-	 * create goes in (XLB_CT_CREATE_* of the packet, for ct_pick), slot
-	 * comes out: ct_pick reads create before anything writes slot.  One
-	 * field of two uses, because a byte more grows xlb_main's frame
-	 * past what 6.1 allows (see there).
+	 * create goes in (XLB_CT_CREATE_* of the packet, for ct_pick and
+	 * the bound), id comes out: nothing writes id before the pick is
+	 * made.  One field of two uses, because a byte more grows
+	 * xlb_main's frame past what 6.1 allows (see there).
 	 */
 	union {
-		struct xlb_slot slot;	/* primary, secondary (hop list) */
+		__u32 id;
 		__u8 create;
 	};
+	__u32 hash;
+	struct xlb_slot slot;	/* primary, secondary (hop list) */
 };
 
 /* What a TCP segment of flags `fl` may create (structs.h). */
@@ -296,6 +298,7 @@ static __always_inline int pick_from_table(const struct xlb_config *cfg,
 					   struct xlb_backend **bep)
 {
 	struct xlb_backend *be;
+	__u32 st;
 	int err;
 
 	ch->hash = xlb_flow_hash_mode(&cfg->key, f, vip->hash_mode);
@@ -307,16 +310,28 @@ static __always_inline int pick_from_table(const struct xlb_config *cfg,
 	/*
 	 * Failover: a primary that takes no new flows (marked down, or
 	 * drained, before its table is rebuilt) gives the flow to the
-	 * slot's secondary, which then heads the hop list alone.
+	 * slot's secondary, which then heads the hop list alone.  Bounded
+	 * loads: a full primary gives a new flow to a secondary that is
+	 * active and not full, and keeps it otherwise.
 	 */
-	if (member_state(vip->id, ch->slot.primary) != XLB_MEMBER_ACTIVE) {
-		if (ch->slot.secondary == XLB_BACKEND_NONE ||
-		    member_state(vip->id, ch->slot.secondary) !=
-		    XLB_MEMBER_ACTIVE)
+	st = member_state(vip->id, ch->slot.primary);
+	if (st != XLB_MEMBER_ACTIVE) {
+		__u32 st2 = XLB_MEMBER_FREE;
+
+		if (ch->slot.secondary != XLB_BACKEND_NONE)
+			st2 = member_state(vip->id, ch->slot.secondary);
+		if (XLB_MEMBER_STATE(st) == XLB_MEMBER_ACTIVE) {
+			if (ch->create != XLB_CT_CREATE_NEW ||
+			    st2 != XLB_MEMBER_ACTIVE)
+				goto keep;
+			count_event(XLB_EV_BOUNDED);
+		} else if (XLB_MEMBER_STATE(st2) != XLB_MEMBER_ACTIVE) {
 			return -XLB_EV_NO_BACKEND;
+		}
 		ch->slot.primary = ch->slot.secondary;
 		ch->slot.secondary = XLB_BACKEND_NONE;
 	}
+keep:
 	ch->id = ch->slot.primary;
 	be = backend_get(ch->id);
 	if (!be)
@@ -383,6 +398,34 @@ static __always_inline int ct_admit(__u8 create, __u64 now, __u32 hz)
 }
 
 /*
+ * What ct_pick returns beside a pick (>= 0): bits of what happened and,
+ * for the active connection counts (structs.h), what the caller adds once
+ * ct_pick's values are off the stack (ct_count): the map lookups are
+ * calls, which would spill them onto a frame 6.1 has no room to grow.
+ */
+#define CT_R_NEW	1	/* a new flow: not cached before its next packet */
+#define CT_R_ADD	2	/* +1 for the picked backend (ch->id) */
+#define CT_R_SUB	4	/* -1 for backend (r >> 16) */
+
+static __always_inline void conns_add(__u32 id, __s64 n)
+{
+	__s64 *c = bpf_map_lookup_elem(&xlb_be_conns, &id);
+
+	if (c)
+		*c += n;
+}
+
+static __always_inline void ct_count(int r, __u32 id)
+{
+	if (r & CT_R_SUB)
+		conns_add((__u32)r >> 16, -1);
+	if (r & CT_R_ADD)
+		conns_add(id, 1);
+}
+
+#define CT_V1_CLOSED	((__u32)XLB_CT_VIP_CLOSED << 16)
+
+/*
  * Write a whole entry for flow f (structs.h: check zeroed first, set
  * last), over whatever the way held.
  */
@@ -431,7 +474,7 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 	__u64 h = xlb_ct_hash(&cfg->ct_key, f), vage = 0;
 	__u32 base = xlb_ct_bucket(h, cfg->ct_buckets) * XLB_CT_WAYS, w;
 	struct xlb_ct_entry *e, *victim = NULL, *hit = NULL;
-	int err;
+	int err, r;
 
 #pragma unroll
 	for (w = 0; w < XLB_CT_WAYS; w++) {
@@ -467,12 +510,17 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 		victim = hit;	/* re-picked in place unless it holds */
 		if ((__u32)(v1 >> 32) != xlb_ct_check(h, v0, (__u32)v1))
 			goto miss;	/* torn: a miss */
+		/* a SYN on a closed entry: a new connection, picked anew */
+		if (((__u32)v1 & CT_V1_CLOSED) && vs &&
+		    ch->create == XLB_CT_CREATE_NEW)
+			goto miss;
 		/*
 		 * held only by a usable member of its own VIP (structs.h);
 		 * asked before the backend's entry, so that no pointer is
 		 * kept over its lookups (the frame: see xlb_main)
 		 */
-		st = member_state((__u16)(v1 >> 16), (__u16)v1);
+		st = XLB_MEMBER_STATE(member_state((v1 >> 16) & XLB_CT_VIP_MASK,
+						   (__u16)v1));
 		if (st != XLB_MEMBER_ACTIVE && st != XLB_MEMBER_DRAIN)
 			goto miss;
 		be = backend_get((__u16)v1);
@@ -509,12 +557,20 @@ miss:
 	err = pick_from_table(cfg, vip, f, ch, bep);
 	if (err)
 		return err;
-	if (victim)
+	r = CT_R_NEW;
+	if (victim) {
+		__u64 old = CT_V1(victim);
+
 		ct_write(victim, h, f, (*bep)->epoch, ch->hash, (__u16)ch->id,
 			 (__u16)vip->id, now);
+		/* the entry counts; the open one it took over no longer */
+		r |= CT_R_ADD;
+		if ((__u32)(old >> 32) && !((__u32)old & CT_V1_CLOSED))
+			r |= CT_R_SUB | (int)((__u32)(__u16)old << 16);
+	}
 	if (vs)
 		vs->new_flows++;
-	return 1;	/* a new flow */
+	return r;
 }
 
 static __noinline int pick_stateful(const struct xlb_config *cfg,
@@ -524,8 +580,49 @@ static __noinline int pick_stateful(const struct xlb_config *cfg,
 				    struct choice *ch)
 {
 	struct xlb_backend *be;
+	int r = ct_pick(cfg, vip, f, vs, ch, &be);
 
-	return ct_pick(cfg, vip, f, vs, ch, &be);
+	if (r > CT_R_NEW)
+		ct_count(r, ch->id);
+	return r;
+}
+
+/*
+ * A TCP FIN or RST of flow f: its connection entry, if it has an open
+ * one, is closed (structs.h, "Active connections"), one store of the
+ * value word with its new check, and its backend counts one connection
+ * less.  The entry still holds, and the packet is picked as any other
+ * (ct_pick); a SYN on a closed entry picks anew.  Only the general path
+ * calls it (the fast path leaves FIN and RST to it, fast_v4): a function
+ * of its own, whose frame is not on ct_pick's.
+ */
+static __noinline int ct_close(const struct xlb_config *cfg,
+			       const struct xlb_flow *f)
+{
+	__u64 h = xlb_ct_hash(&cfg->ct_key, f), v0, v1;
+	__u32 base = xlb_ct_bucket(h, cfg->ct_buckets) * XLB_CT_WAYS, w, n;
+	struct xlb_ct_entry *e;
+
+#pragma unroll
+	for (w = 0; w < XLB_CT_WAYS; w++) {
+		__u32 idx = base + w;
+
+		e = bpf_map_lookup_elem(&xlb_conntrack, &idx);
+		if (!e)
+			return 0;
+		if (!flow_eq(&e->flow, f))
+			continue;
+		v0 = CT_V0(e);
+		v1 = CT_V1(e);
+		if ((__u32)(v1 >> 32) != xlb_ct_check(h, v0, (__u32)v1) ||
+		    ((__u32)v1 & CT_V1_CLOSED))
+			return 0;	/* torn, or closed already */
+		n = (__u32)v1 | CT_V1_CLOSED;
+		CT_V1(e) = (__u64)n | (__u64)xlb_ct_check(h, v0, n) << 32;
+		conns_add((__u16)v1, -1);
+		return 1;
+	}
+	return 0;
 }
 
 /*
@@ -1107,10 +1204,18 @@ static __always_inline int pick_l4(struct xdp_md *ctx, struct cursor *c,
 	if (vip->flags & XLB_VIP_F_QUIC && !p->frag &&
 	    !quic_pick(ctx, cfg, vip, p, ch))
 		err = 0;	/* by connection ID (quic.h) */
-	else if (vip->flags & XLB_VIP_F_STATELESS || p->frag)
+	else if (vip->flags & XLB_VIP_F_STATELESS || p->frag) {
+		/* no bound: a flow's every packet gets the same pick */
+		ch->create = XLB_CT_CREATE_NONE;
 		err = pick_from_table(cfg, vip, &p->flow, ch, &be);
-	else
+	}
+	else {
+		/* a FIN or RST: only the general path sees them (fast_v4) */
+		if (ch->create == XLB_CT_CREATE_NONE &&
+		    p->flow.proto == IPPROTO_TCP)
+			ct_close(cfg, &p->flow);
 		err = pick_stateful(cfg, vip, &p->flow, vs, ch);
+	}
 	if (err < 0)
 		return drop(-err);
 	*vipp = vip;
@@ -1241,7 +1346,10 @@ static __always_inline int fc_send(struct xdp_md *ctx, struct fwd_args *fa,
 	/* the generation before anything it stands for (fc_fill's) */
 	acquire_fence(&e->expires);
 	ref->e = e;
+	/* a TCP SYN: ct_pick (which picks anew on a closed entry) */
 	if (!flow_eq(&e->flow, &fa->p.flow) || e->gen != ref->gen ||
+	    (fa->ch.create == XLB_CT_CREATE_NEW &&
+	     fa->p.flow.proto == IPPROTO_TCP) ||
 	    bpf_jiffies64() >= e->expires ||
 	    tot > e->max_len || data + sizeof(*eth) + tot != end ||
 	    (e->ifindex && e->ifindex != ctx->ingress_ifindex))
@@ -1403,12 +1511,16 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
 	if (!vs)
 		return drop(XLB_EV_NO_TABLE);
-	if (vip->flags & XLB_VIP_F_STATELESS)
+	if (vip->flags & XLB_VIP_F_STATELESS) {
+		fa->ch.create = XLB_CT_CREATE_NONE;	/* no bound: pick_l4 */
 		err = pick_from_table(cfg, vip, &fa->p.flow, &fa->ch, &be);
-	else
+	} else {
 		err = ct_pick(cfg, vip, &fa->p.flow, vs, &fa->ch, &be);
+	}
 	if (err < 0)
 		return drop(-err);
+	if (err > CT_R_NEW)
+		ct_count(err, fa->ch.id);
 	no_cache = err;	/* a new flow: cached from its first hit on */
 	over = encap_overhead(be);
 	if ((be->flags & XLB_BE_F_NEXTHOP) &&
@@ -1547,7 +1659,12 @@ static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 	}
 	fast_pkt(fa, tot, sizeof(*ip), ip->tos, !!(frag & XLB_IP_DF));
 	fa->ch.create = l4_create(ip->protocol, th);
-	return 0;
+	/*
+	 * TCP FIN and RST (and segments with no ACK), which make nothing
+	 * (UDP always may): the general path, which closes their
+	 * connection entries (ct_close).
+	 */
+	return fa->ch.create == XLB_CT_CREATE_NONE ? XLB_GENERAL : 0;
 }
 
 static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
@@ -1586,7 +1703,8 @@ static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
 	fast_pkt(fa, tot, sizeof(*ip6), ip6->priority << 4 | ip6->flow_lbl[0] >> 4,
 		 1);
 	fa->ch.create = l4_create(ip6->nexthdr, th);
-	return 0;
+	/* FIN, RST: see fast_v4 */
+	return fa->ch.create == XLB_CT_CREATE_NONE ? XLB_GENERAL : 0;
 }
 
 /* Does the source name one host (RFC 1122 3.2.2, RFC 4443 2.4 e)? */

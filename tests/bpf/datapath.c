@@ -140,13 +140,16 @@ static int dp_create(struct xlb_dp *dp)
 	dp->quic_stats = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_quic_stats", 4,
 				 sizeof(struct xlb_quic_stats), XLB_MAX_VIPS,
 				 0, 0);
+	dp->be_conns = map_new(BPF_MAP_TYPE_PERCPU_ARRAY, "xlb_be_conns", 4,
+			       sizeof(__s64), XLB_MAX_BACKENDS, 0, 0);
 	dp->ncpus = libbpf_num_possible_cpus();
 	if (dp->config < 0 || dp->vips < 0 || dp->vip_index < 0 ||
 	    dp->backends < 0 || dp->conntrack < 0 || dp->vip_stats < 0 ||
 	    dp->backend_stats < 0 || dp->events < 0 || dp->actions < 0 ||
 	    dp->tx_ports < 0 || dp->abi < 0 || dp->gen < 0 ||
 	    dp->flow_cache < 0 || dp->ct_guard < 0 || dp->members < 0 ||
-	    dp->quic_sids < 0 || dp->quic_stats < 0 || dp->ncpus <= 0)
+	    dp->quic_sids < 0 || dp->quic_stats < 0 || dp->be_conns < 0 ||
+	    dp->ncpus <= 0)
 		return -1;
 	dp->member_map = mmap(NULL, XLB_MEMBER_BUCKETS *
 			      sizeof(struct xlb_member_bucket),
@@ -1199,7 +1202,7 @@ TEST(event_names_stable)
 		"malformed", "fragment", "no_backend", "too_big", "no_route",
 		"no_neigh", "unsupported", "no_table", "icmp_steered",
 		"icmp_echo", "too_big_stack", "too_big_silent",
-		"too_big_limited", "ct_guard",
+		"too_big_limited", "bounded", "ct_guard",
 	};
 	int i;
 
@@ -1291,7 +1294,7 @@ static const char *const pin_names[] = {
 	XLB_MAP_EVENTS, XLB_MAP_ACTIONS, XLB_MAP_TX_PORTS, XLB_MAP_VIP_INDEX,
 	XLB_MAP_ABI, XLB_PIN_GEN, XLB_MAP_FLOW_CACHE, XLB_MAP_CT_GUARD,
 	XLB_MAP_MEMBERS, XLB_MAP_QUIC_SIDS, XLB_MAP_QUIC_STATS,
-	XLB_TABLE_SIZES_X(TABLE_PIN)
+	XLB_MAP_BE_CONNS, XLB_TABLE_SIZES_X(TABLE_PIN)
 };
 
 static int pin(const char *dir, const char *name, int fd)
@@ -1315,7 +1318,7 @@ TEST_F(dp, from_pins)
 		self->dp.tx_ports, self->dp.vip_index, self->dp.abi,
 		self->dp.gen, self->dp.flow_cache, self->dp.ct_guard,
 		self->dp.members, self->dp.quic_sids, self->dp.quic_stats,
-		XLB_TABLE_SIZES_X(TABLE_FD)
+		self->dp.be_conns, XLB_TABLE_SIZES_X(TABLE_FD)
 	};
 	struct xlb_vip_key k = vip4("203.0.113.30", 80, IPPROTO_TCP);
 	struct xlb_vip v = { .id = 12 }, got;

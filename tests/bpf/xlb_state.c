@@ -886,6 +886,205 @@ TEST_F(lb, ct_entry_made_by_syn_ack_udp_never_rst_fin)
 	}
 }
 
+/* --- bounded loads (structs.h: member flags, "Active connections") ------ */
+
+static __s64 conns_of(const struct lb *lb, __u16 id)
+{
+	__s64 n = 0;
+
+	if (xlb_dp_backend_conns(&lb->dp, id, &n))
+		return INT64_MIN;
+	return n;
+}
+
+static __u64 bounded_events(const struct lb *lb)
+{
+	__u64 ev[XLB_EV_MAX] = { 0 };
+
+	xlb_dp_events(&lb->dp, ev);
+	return ev[XLB_EV_BOUNDED];
+}
+
+static int full(struct lb *lb, int v, __u16 id, bool on)
+{
+	return xlb_dp_member_flags_set(&lb->dp, (__u32)v, id,
+				       on ? XLB_MEMBER_F_FULL : 0);
+}
+
+/*
+ * A full primary gives a new flow (SYN, UDP) to the slot's secondary,
+ * which then keeps it; pickups, a full or unusable secondary, and a
+ * cleared flag leave it on the primary.
+ */
+TEST_F(lb, bound_full_primary_gives_new_flows_to_the_secondary)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_UDP_GUE4, K_TCP_GUE6 };
+	unsigned int i;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		struct pkt_spec s;
+		struct xlb_flow f;
+		struct xlb_pick p;
+		struct xlb_ct ct;
+		__u64 ev0;
+		__u8 fl = 0;
+		bool tcp;
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		tcp = f.proto == IPPROTO_TCP;
+		p = lb_pick(&self->lb, v, &f);
+		ASSERT_NE(XLB_BACKEND_NONE, p.secondary);
+		ASSERT_NE(p.primary, p.secondary);
+		ASSERT_EQ(1, full(&self->lb, v, p.primary, true));
+		ASSERT_EQ(0, full(&self->lb, v, p.primary, true))
+			TH_LOG("set twice: no change the second time");
+		ASSERT_EQ(0, xlb_dp_member_flags_get(&self->lb.dp, (__u32)v,
+						     p.primary, &fl));
+		EXPECT_EQ(XLB_MEMBER_F_FULL, fl);
+		EXPECT_EQ(XLB_MEMBER_ACTIVE, member_of(&self->lb, v, p.primary));
+
+		ev0 = bounded_events(&self->lb);
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.secondary,
+				       "new flow, primary full", NULL));
+		EXPECT_EQ(ev0 + 1, bounded_events(&self->lb));
+		ASSERT_EQ(0, xlb_dp_ct_lookup(&self->lb.dp, &f, &ct));
+		EXPECT_EQ(p.secondary, ct.backend);
+		if (tcp) {
+			s.tcp_flags = PKT_TCP_ACK;
+			EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f,
+					       p.secondary,
+					       "established, primary full",
+					       NULL));
+			/* an entry lost: a pickup goes by the table */
+			ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+			EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.primary,
+					       "pickup, primary full", NULL));
+			s.tcp_flags = PKT_TCP_SYN;
+		}
+		EXPECT_EQ(ev0 + 1, bounded_events(&self->lb));
+
+		/* both full: the primary keeps it */
+		ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+		ASSERT_EQ(1, full(&self->lb, v, p.secondary, true));
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.primary,
+				       "new flow, both full", NULL));
+		/* a secondary that takes no new flows: likewise */
+		ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+		ASSERT_EQ(0, xlb_dp_member_set(&self->lb.dp, (__u32)v,
+					       p.secondary, XLB_MEMBER_DOWN,
+					       NULL));
+		ASSERT_EQ(0, xlb_dp_member_flags_get(&self->lb.dp, (__u32)v,
+						     p.secondary, &fl));
+		EXPECT_EQ(0, fl) TH_LOG("a state written clears the flags");
+		EXPECT_EQ(-ENOENT, full(&self->lb, v, p.secondary, true))
+			TH_LOG("only an active member is full");
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.primary,
+				       "new flow, secondary down", NULL));
+		ASSERT_EQ(0, xlb_dp_member_set(&self->lb.dp, (__u32)v,
+					       p.secondary, XLB_MEMBER_ACTIVE,
+					       NULL));
+		/* the flag cleared: the primary again */
+		ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+		ASSERT_EQ(1, full(&self->lb, v, p.primary, false));
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.primary,
+				       "new flow, primary no longer full",
+				       NULL));
+		EXPECT_EQ(ev0 + 1, bounded_events(&self->lb));
+		ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+	}
+}
+
+/* Bad flags and members that are not there change nothing. */
+TEST_F(lb, bound_flags_refuse_bad_input)
+{
+	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4);
+	struct pkt_spec s;
+	struct xlb_flow f;
+	struct xlb_pick p;
+	__u8 fl = 0xff;
+
+	lb_spec(&self->lb, v, &s);
+	f = lb_flow(&s);
+	p = lb_pick(&self->lb, v, &f);
+	EXPECT_EQ(-EINVAL, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
+						   p.primary, 0x80));
+	EXPECT_EQ(-EINVAL, xlb_dp_member_flags_set(&self->lb.dp, XLB_MAX_VIPS,
+						   p.primary,
+						   XLB_MEMBER_F_FULL));
+	EXPECT_EQ(-EINVAL, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
+						   XLB_BACKEND_ID_MAX + 1,
+						   XLB_MEMBER_F_FULL));
+	/* a backend of the fixture that is no member of this VIP */
+	EXPECT_EQ(-ENOENT, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
+						   LB_TABLE_BACKENDS + 1,
+						   XLB_MEMBER_F_FULL));
+	ASSERT_EQ(0, xlb_dp_member_flags_get(&self->lb.dp, (__u32)v,
+					     p.primary, &fl));
+	EXPECT_EQ(0, fl);
+	EXPECT_EQ(XLB_MEMBER_ACTIVE, member_of(&self->lb, v, p.primary));
+	EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.primary,
+			       "after the refusals", NULL));
+}
+
+/*
+ * Active connections: +1 for an entry made, -1 at its FIN or RST (once),
+ * +1 again for a SYN on the closed entry, which is picked anew; a closed
+ * entry still holds the flow's last segments.
+ */
+TEST_F(lb, conns_count_open_entries_through_fin_rst_and_syn)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_TCP_GUE6 };
+	static const struct {
+		__u8 flags;
+		int delta;
+		const char *what;
+	} segs[] = {
+		{ PKT_TCP_SYN, 1, "SYN" },
+		{ PKT_TCP_ACK, 0, "ACK" },
+		{ PKT_TCP_SYN, 0, "SYN again" },
+		{ PKT_TCP_ACK | PKT_TCP_PSH, 0, "ACK PSH" },
+		{ PKT_TCP_FIN | PKT_TCP_ACK, -1, "FIN ACK" },
+		{ PKT_TCP_ACK, 0, "ACK after the FIN" },
+		{ PKT_TCP_FIN | PKT_TCP_ACK, 0, "FIN again" },
+		{ PKT_TCP_SYN, 1, "SYN on the closed entry" },
+		{ PKT_TCP_RST, -1, "RST" },
+		{ PKT_TCP_RST | PKT_TCP_ACK, 0, "RST again" },
+	};
+	unsigned int i, k;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		struct pkt_spec s;
+		struct xlb_flow f;
+		struct xlb_pick p;
+		struct xlb_ct ct;
+		__s64 c0, want;
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		p = lb_pick(&self->lb, v, &f);
+		c0 = conns_of(&self->lb, p.primary);
+		ASSERT_NE(INT64_MIN, c0);
+		want = c0;
+		for (k = 0; k < LB_N(segs); k++) {
+			s.tcp_flags = segs[k].flags;
+			want += segs[k].delta;
+			EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.primary,
+					       segs[k].what, NULL));
+			EXPECT_EQ(want, conns_of(&self->lb, p.primary))
+				TH_LOG("%s [VIP %s]", segs[k].what,
+				       lb_kind(v)->name);
+			ASSERT_EQ(0, xlb_dp_ct_lookup(&self->lb.dp, &f, &ct));
+			EXPECT_EQ(want == c0, ct.closed)
+				TH_LOG("%s: entry closed %u", segs[k].what,
+				       ct.closed);
+			EXPECT_EQ(v, ct.vip);
+		}
+	}
+}
+
 /* Every CPU's guard bucket: rate, credits, stamp. */
 static int guard_write(const struct lb *lb, __u32 rate, __u64 credits,
 		       __u64 stamp)
@@ -1111,6 +1310,58 @@ TEST_F(lb_small, ct_junk_flood_leaves_established_entries)
 	EXPECT_LE(ev1[XLB_EV_CT_GUARD] - ev0[XLB_EV_CT_GUARD], acks);
 }
 
+/*
+ * Under a mix of segments of many flows in a small table (evictions,
+ * rewrites of a flow's own way, closes), every backend's count is the
+ * number of its open entries.
+ */
+TEST_F(lb_small, conns_are_the_open_entries_under_evictions)
+{
+	static const __u8 flags[] = { PKT_TCP_SYN, PKT_TCP_SYN, PKT_TCP_ACK,
+				      PKT_TCP_FIN | PKT_TCP_ACK, PKT_TCP_RST,
+				      PKT_TCP_SYN };
+	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4), n;
+	__s64 want[LB_MAX_ID] = { 0 }, got;
+	struct xlb_flow fl[4 * FLOOD_TABLE];
+	unsigned int seed = 7, k;
+	__u16 id;
+
+	for (n = 0; n < (int)LB_N(fl); n++) {
+		struct pkt_spec s;
+
+		lb_spec(&self->lb, v, &s);
+		s.sport = (__u16)(10000 + n);
+		fl[n] = lb_flow(&s);
+	}
+	for (k = 0; k < 20 * FLOOD_TABLE; k++) {
+		struct pkt_spec s;
+		struct xlb_flow f;
+		static __u8 in[LB_BUF];
+		static struct lb_res r;
+
+		n = (int)(rand_r(&seed) % LB_N(fl));
+		lb_spec(&self->lb, v, &s);
+		s.sport = (__u16)(10000 + n);
+		s.tcp_flags = flags[rand_r(&seed) % LB_N(flags)];
+		f = lb_flow(&s);
+		ASSERT_EQ(0, memcmp(&f, &fl[n], sizeof(f)));
+		lb_run(&self->lb, in, lb_build(&s, in), &r);
+		ASSERT_EQ(XDP_TX, r.retval) TH_LOG("segment %u", k);
+	}
+	for (n = 0; n < (int)LB_N(fl); n++) {
+		struct xlb_ct ct;
+
+		if (!xlb_dp_ct_lookup(&self->lb.dp, &fl[n], &ct) && !ct.closed) {
+			ASSERT_GT(LB_MAX_ID, ct.backend);
+			want[ct.backend]++;
+		}
+	}
+	for (id = 0; id < LB_MAX_ID; id++) {
+		got = conns_of(&self->lb, id);
+		EXPECT_EQ(want[id], got) TH_LOG("backend %u", id);
+	}
+}
+
 /* --- counters ------------------------------------------------------------- */
 
 struct sent {
@@ -1325,6 +1576,7 @@ TEST_F(lb, fc_cached_packets_leave_as_the_whole_path_sends_them)
 		int k;
 
 		lb_spec(&self->lb, v, &s);
+		s.tcp_flags = PKT_TCP_ACK;	/* a SYN is never cached */
 		f = lb_flow(&s);
 		len = lb_build(&s, in);
 		xlb_dp_changed(&self->lb.dp);	/* no live entry in the way */
@@ -1395,6 +1647,7 @@ TEST_F(lb, fc_packets_the_entry_does_not_fit_take_the_whole_path)
 		size_t len;
 
 		lb_spec(&self->lb, v, &s);
+		s.tcp_flags = PKT_TCP_ACK;	/* a SYN is never cached */
 		f = lb_flow(&s);
 		len = lb_build(&s, in);
 		xlb_dp_changed(&self->lb.dp);
@@ -1459,6 +1712,7 @@ TEST_F(lb, fc_live_entry_gives_way_to_the_stay_th_other_flow)
 
 	ASSERT_LE(0, cpu);
 	lb_spec(&self->lb, v, &a);
+	a.tcp_flags = PKT_TCP_ACK;	/* a SYN is never cached */
 	fa = lb_flow(&a);
 	b = a;
 	do {	/* another flow of the same slot */
@@ -1536,6 +1790,7 @@ TEST_F(lb, fc_every_libxlb_change_reaches_the_next_packet)
 	ASSERT_LE(0, cpu);
 	ASSERT_EQ(0, lb_table(&self->lb, v, 0, 5, self->lb.tbl[v].size, &t1));
 	ASSERT_TRUE(moving_flow(&self->lb, v, &self->lb.tbl[v], &t1, &s));
+	s.tcp_flags = PKT_TCP_ACK;	/* a SYN is never cached */
 	f = lb_flow(&s);
 	id = lb_pick(&self->lb, v, &f).primary;
 	ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, LB_EXPLAIN,

@@ -2274,6 +2274,7 @@ TEST_F(xlbd, health_down_marks_the_member_down_at_the_verdict)
 	json_object *j;
 	char flow[96] = "";
 	__u32 s, n3 = 0;
+	bool bounded;
 	int k;
 
 	l2 = listener(&self->e, BE_NET "2", 80);
@@ -2314,7 +2315,9 @@ TEST_F(xlbd, health_down_marks_the_member_down_at_the_verdict)
 		n3++;
 		EXPECT_EQ(t0.slots[s].secondary,
 			  xlb_dp_member_pick(&dp, (__u32)vip, t0.slots[s].primary,
-					     t0.slots[s].secondary));
+					     t0.slots[s].secondary, true,
+					     &bounded));
+		EXPECT_FALSE(bounded);
 	}
 	xlb_dp_close(&dp);
 	EXPECT_LT(1000, n3);

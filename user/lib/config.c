@@ -497,6 +497,7 @@ enum val_type {
 	T_PATH,
 	T_ANNOUNCE,	/* set announce table N | off */
 	T_QUIC_ID,	/* a server ID in hex, or none */
+	T_BOUND,	/* off, or a factor lo/100..hi/100, two decimals */
 };
 
 #define ON_VIP		1
@@ -544,6 +545,8 @@ static const struct opt_def options[] = {
 	  XLB_QUIC_SID_MAX, NULL },
 	{ "quic-nonce-len", XLB_OPT_QUIC_NONCE_LEN, ON_VIP, T_NUM,
 	  XLB_QUIC_NONCE_MIN, XLB_QUIC_NONCE_MAX, NULL },
+	{ "bound", XLB_OPT_BOUND, ON_VIP, T_BOUND, XLB_BOUND_MIN, XLB_BOUND_MAX,
+	  NULL },
 	{ "name", XLB_OPT_NAME, ON_BACKEND, T_NAME, 0, 0, NULL },
 	{ "weight", XLB_OPT_WEIGHT, ON_BACKEND, T_NUM, 0, 65535, NULL },
 	{ "state", XLB_OPT_STATE, ON_BACKEND, T_KW, 0, 0, kw_state },
@@ -609,6 +612,8 @@ static const char *opt_hint(const struct opt_def *d, char *buf, size_t len)
 		return "table 1..4294967295 (not 253, 254, 255) or off";
 	case T_QUIC_ID:
 		return "a server ID of 1..15 octets in hex (e.g. c4605e), or none";
+	case T_BOUND:
+		return "off, or a factor 1..100 with at most two decimals (e.g. 1.25)";
 	}
 	return "";
 }
@@ -675,6 +680,9 @@ static void store(struct xlb_op *op, int opt, uint32_t v)
 		break;
 	case XLB_OPT_QUIC_NONCE_LEN:
 		op->vip.quic_nonce_len = (uint8_t)v;
+		break;
+	case XLB_OPT_BOUND:
+		op->vip.bound_pct = (uint16_t)v;
 		break;
 	case XLB_OPT_WEIGHT:
 		op->backend.weight = v;
@@ -762,6 +770,41 @@ static int parse_vip_src(const char *s, struct xlb_op *op, struct xlb_err *err)
 	return XLB_OPT_VIP_SRC6;
 }
 
+/*
+ * A bound: "off" (0), or a factor such as 1.25 as c x 100, within
+ * d->lo..d->hi; digits only, at most two after the point.
+ */
+static int parse_bound(const struct opt_def *d, const char *s, uint32_t *v,
+		       struct xlb_err *err)
+{
+	uint32_t whole = 0, frac = 0, fd = 0;
+	const char *p = s;
+	int digits = 0;
+
+	if (!strcmp(s, "off")) {
+		*v = 0;
+		return 0;
+	}
+	for (; *p >= '0' && *p <= '9' && digits < 4; p++, digits++)
+		whole = whole * 10 + (uint32_t)(*p - '0');
+	if (*p == '.' && digits) {
+		for (p++; *p >= '0' && *p <= '9' && fd < 2; p++, fd++)
+			frac = frac * 10 + (uint32_t)(*p - '0');
+		if (!fd)
+			digits = 0;
+	}
+	if (!digits || *p)
+		return xlb_errf(err, EINVAL,
+				"bad %s \"%.40s\": off, or a factor %u..%u with at most two decimals (e.g. 1.25)",
+				d->name, s, d->lo / 100, d->hi / 100);
+	*v = whole * 100 + (fd == 1 ? frac * 10 : frac);
+	if (*v < d->lo || *v > d->hi)
+		return xlb_errf(err, ERANGE,
+				"%s %.40s is out of range: off, or %u..%u (a backend takes at most that many times the mean of its VIP's connections)",
+				d->name, s, d->lo / 100, d->hi / 100);
+	return 0;
+}
+
 static int parse_num_value(const struct opt_def *d, const char *s,
 			   uint32_t *v, struct xlb_err *err)
 {
@@ -806,6 +849,9 @@ static int parse_value(const struct opt_def *d, const char *s,
 	case T_QUIC_ID:
 		ret = parse_quic_id(s, &op->backend, err);
 		return ret ? ret : d->opt;
+	case T_BOUND:
+		ret = parse_bound(d, s, &v, err);
+		break;
 	}
 	if (ret)
 		return ret;
@@ -1601,6 +1647,9 @@ static void save_vip(struct sbuf *b, const struct xlb_vip_conf *v)
 		sb_printf(b, " stateless");
 	if (v->panic_pct != d.panic_pct)
 		sb_printf(b, " panic %u", v->panic_pct);
+	if (v->bound_pct)
+		sb_printf(b, " bound %u.%02u", v->bound_pct / 100,
+			  v->bound_pct % 100);
 	if (v->health_consensus)
 		sb_printf(b, " health-consensus on");
 	if (v->quic)

@@ -12,7 +12,7 @@
  *       [hash 5tuple|3tuple|src] [encap ipip|gue] [stateless|stateful]
  *       [panic 0..100] [src ADDR] [health-consensus on|off]
  *       [quic on|off] [quic-cr 0..6] [quic-sid-len 1..15]
- *       [quic-nonce-len 4..18] [HEALTH...]
+ *       [quic-nonce-len 4..18] [bound off|1..100] [HEALTH...]
  *   vip del VIP
  *   backend add|set VIP ADDR [name NAME] [weight 0..65535]
  *       [state active|drain|down] [quic-id HEX|none] [HEALTH...]
@@ -90,6 +90,7 @@ enum xlb_opt {
 	XLB_OPT_QUIC_CR,
 	XLB_OPT_QUIC_SID_LEN,
 	XLB_OPT_QUIC_NONCE_LEN,
+	XLB_OPT_BOUND,
 	/* backend add/set: xlb_op.backend */
 	XLB_OPT_NAME,
 	XLB_OPT_WEIGHT,

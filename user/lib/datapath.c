@@ -78,6 +78,8 @@ static const struct map_spec map_specs[] = {
 	SPEC(XLB_MAP_QUIC_STATS, quic_stats, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
 	     sizeof(struct xlb_quic_stats), XLB_MAX_VIPS,
 	     "struct xlb_quic_stats"),
+	SPEC(XLB_MAP_BE_CONNS, be_conns, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+	     sizeof(__s64), XLB_MAX_BACKENDS, "__s64"),
 };
 
 #define N_MAPS		ARRAY_SIZE(map_specs)
@@ -461,6 +463,18 @@ int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
 	return ret;
 }
 
+int xlb_dp_backend_conns(const struct xlb_dp *dp, __u16 id, __s64 *sum)
+{
+	__u64 w = 0;
+	int ret;
+
+	ret = dp_backend_id_check(id, NULL);
+	if (!ret)
+		ret = percpu_sum(dp, dp->be_conns, id, &w, 1);
+	*sum = (__s64)w;
+	return ret;
+}
+
 int xlb_dp_backend_stats_clear(const struct xlb_dp *dp, __u16 id)
 {
 	struct xlb_counter *v;
@@ -590,6 +604,7 @@ static const char *const event_names[] = {
 	[XLB_EV_TOO_BIG_STACK]	= "too_big_stack",
 	[XLB_EV_TOO_BIG_SILENT]	= "too_big_silent",
 	[XLB_EV_TOO_BIG_LIMITED] = "too_big_limited",
+	[XLB_EV_BOUNDED]	= "bounded",
 	[XLB_EV_CT_GUARD]	= "ct_guard",
 };
 

@@ -45,6 +45,7 @@ struct xlb_dp {
 	int members;		/* xlb_members */
 	int quic_sids;		/* xlb_quic_sids */
 	int quic_stats;		/* xlb_quic_stats */
+	int be_conns;		/* xlb_be_conns */
 	__u32 *gen_map;		/* xlb_gen, mapped (xlb_dp_changed) */
 	struct xlb_member_bucket *member_map;	/* xlb_members, mapped */
 	int ncpus;		/* possible CPUs: per-CPU value count */
@@ -70,6 +71,7 @@ struct xlb_dp {
 #define XLB_MAP_CONNTRACK	"xlb_conntrack"
 #define XLB_MAP_VIP_STATS	"xlb_vip_stats"
 #define XLB_MAP_BACKEND_STATS	"xlb_backend_stats"
+#define XLB_MAP_BE_CONNS	"xlb_be_conns"
 #define XLB_MAP_EVENTS		"xlb_events"
 #define XLB_MAP_ACTIONS		"xlb_actions"
 #define XLB_MAP_TX_PORTS	"xlb_tx_ports"
@@ -148,11 +150,23 @@ int xlb_dp_member_get(const struct xlb_dp *dp, __u32 vip, __u16 backend,
 const char *xlb_member_state_name(__u8 state);
 /*
  * What the data path does with a slot (primary, secondary) of VIP vip for
- * a new flow: the primary if it is an active member, else the secondary
- * if it is, else -ENOENT (no backend: dropped).
+ * a flow with no connection entry: the primary if it is an active member
+ * (and, for a new flow, not full), else the secondary if it is active,
+ * else -ENOENT (no backend: dropped).  A full primary keeps everything
+ * but a new flow with an active secondary that is not full (*bounded).
  */
 int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
-		       __u16 secondary);
+		       __u16 secondary, bool new_flow, bool *bounded);
+/*
+ * A member's flags (XLB_MEMBER_F_*).  Setting: one store, no new
+ * generation; only an active member takes XLB_MEMBER_F_FULL (-ENOENT
+ * for another, or none; its flags are cleared).  1 when they changed.
+ * A state written by xlb_dp_member_set clears them.
+ */
+int xlb_dp_member_flags_get(const struct xlb_dp *dp, __u32 vip,
+			    __u16 backend, __u8 *flags);
+int xlb_dp_member_flags_set(const struct xlb_dp *dp, __u32 vip,
+			    __u16 backend, __u8 flags);
 /* Does a connection entry of (vip, backend) hold: active or draining? */
 bool xlb_dp_member_keeps(const struct xlb_dp *dp, __u32 vip, __u16 backend);
 
@@ -262,6 +276,8 @@ int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
  * Set backend id's counters to zero on every CPU (a packet counted on
  * another CPU meanwhile may survive or be lost: they are not atomic).
  */
+/* Backend id's active connections (bpf/structs.h), summed over CPUs. */
+int xlb_dp_backend_conns(const struct xlb_dp *dp, __u16 id, __s64 *sum);
 int xlb_dp_backend_stats_clear(const struct xlb_dp *dp, __u16 id);
 int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX]);
 /* Indexed by XDP action: XDP_ABORTED, DROP, PASS, TX, REDIRECT. */

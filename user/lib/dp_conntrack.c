@@ -181,7 +181,9 @@ int xlb_dp_ct_lookup(const struct xlb_dp *dp, const struct xlb_flow *flow,
 			continue;
 		*ct = (struct xlb_ct){ .last_seen = got.last_seen,
 				       .epoch = got.epoch, .hash = got.hash,
-				       .backend = got.backend, .vip = got.vip };
+				       .backend = got.backend,
+				       .vip = got.vip & XLB_CT_VIP_MASK,
+				       .closed = !!(got.vip & XLB_CT_VIP_CLOSED) };
 		ret = 0;
 		break;
 	}
@@ -231,7 +233,8 @@ static int ct_put(const struct ct_view *v, const struct xlb_flow *flow,
 	e.epoch = ct->epoch;
 	e.hash = ct->hash;
 	e.backend = ct->backend;
-	e.vip = ct->vip;
+	e.vip = (ct->vip & XLB_CT_VIP_MASK) |
+		(ct->closed ? XLB_CT_VIP_CLOSED : 0);
 	e.last_seen = ct->last_seen;
 	memcpy(words, &e, sizeof(e));
 	e.check = xlb_ct_check(h, words[5], (__u32)words[CT_W1]);

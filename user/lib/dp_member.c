@@ -253,21 +253,92 @@ int dp_members_sync(const struct xlb_dp *dp, __u32 vip,
 	return ret;
 }
 
-int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
-		       __u16 secondary)
+/* state | flags << 8 as the program reads it; XLB_MEMBER_FREE: none */
+static __u32 member_sf(const struct xlb_dp *dp, __u32 vip, __u16 backend)
 {
-	__u8 st;
+	__u8 st, fl;
 
+	if (backend > XLB_BACKEND_ID_MAX ||
+	    xlb_dp_member_get(dp, vip, backend, &st, NULL) ||
+	    xlb_dp_member_flags_get(dp, vip, backend, &fl))
+		return XLB_MEMBER_FREE;
+	return st | (__u32)fl << 8;
+}
+
+int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
+		       __u16 secondary, bool new_flow, bool *bounded)
+{
+	__u32 a = member_sf(dp, vip, primary), b;
+
+	*bounded = false;
 	if (primary > XLB_BACKEND_ID_MAX)
 		return -ENOENT;
-	if (!xlb_dp_member_get(dp, vip, primary, &st, NULL) &&
-	    st == XLB_MEMBER_ACTIVE)
+	if (a == XLB_MEMBER_ACTIVE)
 		return primary;
-	if (secondary <= XLB_BACKEND_ID_MAX &&
-	    !xlb_dp_member_get(dp, vip, secondary, &st, NULL) &&
-	    st == XLB_MEMBER_ACTIVE)
+	b = member_sf(dp, vip, secondary);
+	if (XLB_MEMBER_STATE(a) == XLB_MEMBER_ACTIVE) {	/* full */
+		if (!new_flow || b != XLB_MEMBER_ACTIVE)
+			return primary;
+		*bounded = true;
+		return secondary;
+	}
+	if (XLB_MEMBER_STATE(b) == XLB_MEMBER_ACTIVE)
 		return secondary;
 	return -ENOENT;
+}
+
+int xlb_dp_member_flags_get(const struct xlb_dp *dp, __u32 vip,
+			    __u16 backend, __u8 *flags)
+{
+	__u32 p;
+	bool found;
+	int ret = member_args(dp, vip, backend, NULL);
+
+	if (ret)
+		return ret;
+	if (member_place(dp, (__u16)vip, backend, &p, &found) || !found)
+		return -ENOENT;
+	*flags = (__u8)(__atomic_load_n(rec_at(dp, p), __ATOMIC_ACQUIRE) >> 40);
+	return 0;
+}
+
+int xlb_dp_member_flags_set(const struct xlb_dp *dp, __u32 vip,
+			    __u16 backend, __u8 flags)
+{
+	__u32 p;
+	bool found;
+	__u64 r;
+	int ret = member_args(dp, vip, backend, NULL);
+
+	if (ret)
+		return ret;
+	if (flags & ~XLB_MEMBER_F_FULL)
+		return -EINVAL;
+	pthread_mutex_lock(&member_lock);
+	ret = member_place(dp, (__u16)vip, backend, &p, &found);
+	if (!ret && !found)
+		ret = -ENOENT;
+	if (!ret) {
+		r = *rec_at(dp, p);
+		if (rec_state(r) != XLB_MEMBER_ACTIVE) {
+			/* only an active member is full; the others are not */
+			ret = flags ? -ENOENT : 0;
+			flags = 0;
+		}
+		/*
+		 * No new generation: the flag steers new flows only, which
+		 * the flow cache never holds.
+		 */
+		if ((__u8)(r >> 40) != flags) {
+			__atomic_store_n(rec_at(dp, p),
+					 rec_word((__u16)vip, backend,
+						  rec_state(r)) |
+					 (__u64)flags << 40, __ATOMIC_RELEASE);
+			ret = ret ? ret : 1;
+		}
+	}
+	pthread_mutex_unlock(&member_lock);
+	return ret;
 }
 
 bool xlb_dp_member_keeps(const struct xlb_dp *dp, __u32 vip, __u16 backend)

@@ -125,6 +125,19 @@ bool xlb_hc_record(struct xlb_hc_state *s, bool ok, uint8_t rise,
 	return false;
 }
 
+bool xlb_bound_full(uint64_t conns, uint64_t total, uint32_t w,
+		    uint64_t wsum, unsigned int bound_pct)
+{
+	unsigned __int128 num, den, cap;
+
+	if (!w || !wsum || !bound_pct)
+		return false;
+	num = (unsigned __int128)bound_pct * (total + 1) * w;
+	den = (unsigned __int128)100 * wsum;
+	cap = (num + den - 1) / den;
+	return (unsigned __int128)conns + 1 > cap;
+}
+
 bool xlb_hc_panic(unsigned int eligible, unsigned int down,
 		  unsigned int panic_pct)
 {

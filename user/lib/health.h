@@ -47,6 +47,18 @@ bool xlb_hc_record(struct xlb_hc_state *s, bool ok, uint8_t rise,
 		   uint8_t fall);
 
 /*
+ * Bounded loads (docs/datapath.md): is a backend of weight w, holding
+ * conns of the total active connections of its VIP's active members (of
+ * weights adding up to wsum), full under bound bound_pct (c x 100)?  Full
+ * when one connection more would put it over its capacity,
+ * ceil(c x (total + 1) x w / wsum): the bound of consistent hashing with
+ * bounded loads, weighted (tools/xlb-analyze does the same).  A member of
+ * weight 0 or a VIP without weight is never full.
+ */
+bool xlb_bound_full(uint64_t conns, uint64_t total, uint32_t w,
+		    uint64_t wsum, unsigned int bound_pct);
+
+/*
  * Panic threshold: true when more than panic_pct percent of a VIP's
  * eligible backends (admin active with weight > 0) are down.  Then xlbd
  * keeps every eligible backend in the table instead of piling all flows on

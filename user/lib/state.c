@@ -424,6 +424,7 @@ static bool vip_equal(const struct xlb_vip_conf *a, const struct xlb_vip_conf *b
 	       a->quic == b->quic && a->quic_cr == b->quic_cr &&
 	       a->quic_sid_len == b->quic_sid_len &&
 	       a->quic_nonce_len == b->quic_nonce_len &&
+	       a->bound_pct == b->bound_pct &&
 	       a->src4 == b->src4 && !memcmp(a->src6, b->src6, sizeof(a->src6)) &&
 	       health_equal(&a->health, &b->health);
 }
@@ -694,6 +695,14 @@ static int check_vip(const struct xlb_state *s, const struct xlb_vip_conf *v,
 	int ret;
 
 	ret = check_vip_health(v, where, err);
+	if (!ret && v->bound_pct && v->stateless) {
+		char vs[XLB_VIP_STR_MAX];
+
+		*where = XLB_OPT_BOUND;
+		ret = xlb_errf(err, EINVAL,
+			       "VIP %s is stateless: a bound needs the connection table (its counts, and flows that stay where the bound sent them)",
+			       xlb_vip_str(&v->key, vs));
+	}
 	if (!ret)
 		ret = check_quic(s, v, NULL, -1, where, err);
 	if (ret)
@@ -782,6 +791,7 @@ static void vip_merge(struct xlb_vip_conf *v, const struct xlb_op *op)
 	TAKE(g, XLB_OPT_QUIC_CR, v->quic_cr, o->quic_cr);
 	TAKE(g, XLB_OPT_QUIC_SID_LEN, v->quic_sid_len, o->quic_sid_len);
 	TAKE(g, XLB_OPT_QUIC_NONCE_LEN, v->quic_nonce_len, o->quic_nonce_len);
+	TAKE(g, XLB_OPT_BOUND, v->bound_pct, o->bound_pct);
 	health_merge(&v->health, &o->health, g);
 }
 

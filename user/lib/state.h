@@ -69,7 +69,15 @@ struct xlb_vip_conf {
 	uint8_t quic_cr;	/* config rotation bits, 0..6, default 0 */
 	uint8_t quic_sid_len;	/* server ID octets, 1..15, default 3 */
 	uint8_t quic_nonce_len;	/* nonce octets, 4..18, default 4 */
+	/*
+	 * Bounded loads (docs/datapath.md): c x 100, XLB_BOUND_MIN..MAX;
+	 * 0 (default): none.  Stateful VIPs only.
+	 */
+	uint16_t bound_pct;
 };
+
+#define XLB_BOUND_MIN		100	/* c = 1.00 */
+#define XLB_BOUND_MAX		10000	/* c = 100 */
 
 #define XLB_QUIC_SID_DEFAULT	3
 #define XLB_QUIC_NONCE_DEFAULT	4

@@ -255,6 +255,9 @@ void render_vip_detail(FILE *f, json_object *v)
 	kv(f, "connections", "%s", r_bool(v, "stateless", false) ?
 	   "stateless (every packet takes the table)" :
 	   "stateful (connection table)");
+	if (r_get(v, "bound"))
+		kv(f, "bound", "%.2f x the mean of active connections",
+		   r_dbl(v, "bound", 0));
 	kv(f, "panic", "above %" PRId64 "%% of backends down%s",
 	   r_int(v, "panic", 0), r_bool(v, "panic_active", false) ?
 	   ": ACTIVE, every backend stays in the table" : " (inactive)");
@@ -323,8 +326,8 @@ void render_backends(FILE *f, json_object *res)
 		r_len(bes), r_len(bes) == 1 ? "" : "s");
 	if (!r_len(bes))
 		return;
-	t = cols_new("NAME|ADDR|ID|WEIGHT|STATE|HEALTH|CHECK|LAST CHECK|SLOTS|SHARE|PACKETS|BYTES",
-		     "llrrllllrrrr");
+	t = cols_new("NAME|ADDR|ID|WEIGHT|STATE|HEALTH|CHECK|LAST CHECK|SLOTS|SHARE|CONNS|PACKETS|BYTES",
+		     "llrrllllrrrrr");
 	for (i = 0; i < r_len(bes); i++) {
 		b = r_at(bes, i);
 		cols_row(t);
@@ -340,6 +343,9 @@ void render_backends(FILE *f, json_object *res)
 		cols_cell(t, "%" PRId64, r_int(b, "slots", 0));
 		cols_cell(t, "%s", r_bool(b, "in_table", false) ?
 			  fmt_share(r_dbl(b, "share", NAN), u[0]) : "-");
+		/* active connections; "full": over the VIP's bound */
+		cols_cell(t, "%" PRId64 "%s", r_int(b, "connections", 0),
+			  r_bool(b, "full", false) ? " full" : "");
 		member_counters(t, b, u[1]);
 	}
 	cols_print(t, f, "");

@@ -122,6 +122,10 @@ VIP_FORM
 "  quic-cr 0..6             config rotation bits of the CIDs (0)\n"
 "  quic-sid-len 1..15       server ID octets after the first (3)\n"
 "  quic-nonce-len 4..18     nonce octets after it (4); sid + nonce <= 19\n"
+"  bound off|C              bounded loads, stateful VIPs: a new flow whose\n"
+"                           backend has over C times the mean of the VIP's\n"
+"                           active connections takes the slot's secondary\n"
+"                           (off); C 1..100, two decimals, e.g. 1.25\n"
 "  HEALTH-OPTION...         the VIP's health check, below\n"
 "\n" },
 	{ "backend",

@@ -702,16 +702,18 @@ static int run(struct xlbd *d)
 {
 	struct itimerspec tick = { { 1, 0 }, { 1, 0 } };
 	struct xlb_err err = { "" };
-	int epfd, sfd, tfd, hfd, cfd;
+	int epfd, sfd, tfd, hfd, cfd, bfd;
 	double mark = xlbd_now();
 	bool verifying = d->adopted;
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	sfd = signals_fd();
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (epfd < 0 || sfd < 0 || tfd < 0 || timerfd_settime(tfd, 0, &tick,
-							      NULL) ||
-	    epoll_add(epfd, sfd) || epoll_add(epfd, tfd)) {
+	bfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (epfd < 0 || sfd < 0 || tfd < 0 || bfd < 0 ||
+	    timerfd_settime(tfd, 0, &tick, NULL) ||
+	    epoll_add(epfd, sfd) || epoll_add(epfd, tfd) ||
+	    epoll_add(epfd, bfd)) {
 		log_err("cannot set up the event loop: %s", strerror(errno));
 		return -errno;
 	}
@@ -767,6 +769,14 @@ static int run(struct xlbd *d)
 				pthread_mutex_unlock(&d->lock);
 				xlbd_control_resume(d);
 				xlbd_control_sweep(d, epfd);
+			} else if (fd == bfd) {
+				uint64_t x;
+
+				if (read(bfd, &x, sizeof(x)) < 0)
+					continue;
+				pthread_mutex_lock(&d->lock);
+				xlbd_bound_tick(d);
+				pthread_mutex_unlock(&d->lock);
 			} else if (fd >= 0 && fd == cfd) {
 				xlbd_cluster_event(d);
 				xlbd_control_resume(d);
@@ -791,10 +801,12 @@ static int run(struct xlbd *d)
 		}
 		if (d->ann.dirty)
 			xlbd_announce_sync(d);
+		xlbd_bound_arm(d, bfd);
 		pthread_mutex_unlock(&d->lock);
 		xlbd_checker_kick(d);	/* checks may have changed */
 	}
 	xlbd_control_close(d);
+	close(bfd);
 	close(tfd);
 	close(sfd);
 	close(epfd);

@@ -305,6 +305,8 @@ static json_object *vip_json(struct xlbd *d, size_t i)
 	jadd(o, "stateless", jbool(v->stateless));
 	jadd(o, "panic", jint(v->panic_pct));
 	jadd(o, "health_consensus", jbool(v->health_consensus));
+	/* bounded loads: c, or null */
+	jadd(o, "bound", v->bound_pct ? jdbl(v->bound_pct / 100.0) : NULL);
 	if (v->quic)
 		jadd(o, "quic", quic_json(d, v, rv->id));
 	if (v->src4) {
@@ -464,6 +466,16 @@ int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 		jadd(o, "in_table", jbool(counts[rb->id] > 0));
 		jadd(o, "slots", jint(counts[rb->id]));
 		jadd(o, "share", jdbl(m ? (double)counts[rb->id] / m : 0));
+		{	/* bounded loads: its count and mark */
+			__s64 c = 0;
+			__u8 fl = 0;
+
+			xlb_dp_backend_conns(&d->dp, rb->id, &c);
+			xlb_dp_member_flags_get(&d->dp, d->rt_vips[vi].id,
+						rb->id, &fl);
+			jadd(o, "connections", jint(c > 0 ? c : 0));
+			jadd(o, "full", jbool(fl & XLB_MEMBER_F_FULL));
+		}
 		member_counters(d, rb->id, o);
 		json_object_array_add(a, o);
 	}
@@ -900,6 +912,7 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 	__u8 dcid[XLB_QUIC_CID_MAX];
 	long vi;
 	int ret, target = -1, dcid_len, by_cid;
+	bool bounded = false;
 
 	ret = parse_flow(flow, &f, dcid, &dcid_len, err);
 	if (ret)
@@ -983,9 +996,13 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 			"the VIP's table is empty: no usable backend" :
 			"the VIP has no table yet"));
 	} else if ((target = xlb_dp_member_pick(&d->dp, d->rt_vips[vi].id,
-						pick.primary, pick.secondary)) < 0) {
+						pick.primary, pick.secondary,
+						!v->stateless, &bounded)) < 0) {
 		jadd(r, "verdict", jstr("drop"));
 		jadd(r, "reason", jstr("the slot's primary and secondary take no new flows (down, draining or removed)"));
+	} else if (bounded) {
+		jadd(r, "verdict", jstr("forward"));
+		jadd(r, "reason", jstr("new flow: the slot's primary is over the VIP's bound (full), so its secondary, which is not"));
 	} else if (target != pick.primary) {
 		jadd(r, "verdict", jstr("forward"));
 		jadd(r, "reason", jstr("the slot's primary takes no new flows (down or draining): its secondary, until the rebuilt table"));

@@ -102,6 +102,7 @@ struct xlbd_vip {
 	bool prev_valid;		/* the previous daemon's record: */
 	uint64_t prev_inputs, prev_fp;
 	uint32_t prev_map_id, prev_in_table;
+	bool bounded;			/* bound.c marked its members */
 };
 
 /* Runtime of one backend; rt_bes[i] belongs to state.backends[i]. */
@@ -260,6 +261,8 @@ struct xlbd {
 	struct xlbd_checker *checker;	/* checker.c, or NULL */
 	uint64_t hc_flips;		/* verdicts that changed a health */
 	struct xlbd_cluster *cl;	/* cluster mode (cluster.c), or NULL */
+	bool bound_armed;		/* bound.c: its timer runs */
+	uint64_t bound_marks;		/* full flags set or cleared */
 	struct xlbd_announce ann;	/* announce.c */
 
 	int ctl_fd;			/* the control socket, -1: none */
@@ -521,6 +524,11 @@ int xlbd_checker_fd(const struct xlbd *d);
 void xlbd_checker_woken(struct xlbd *d);
 void xlbd_checker_kick(struct xlbd *d);
 void xlbd_checker_stop(struct xlbd *d);
+
+/* bound.c: bounded loads, a round every XLBD_BOUND_INTERVAL_MS */
+#define XLBD_BOUND_INTERVAL_MS	100
+void xlbd_bound_tick(struct xlbd *d);
+void xlbd_bound_arm(struct xlbd *d, int tfd);
 
 /* metrics.c */
 int xlbd_metrics_start(struct xlbd *d, struct xlb_err *err);
