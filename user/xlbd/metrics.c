@@ -177,6 +177,22 @@ static void render_backend_traffic(struct xlbd *d, struct buf *b)
 							    c[id].packets));
 		}
 	}
+	if (n)
+		help(b, "xlb_backend_connections", "gauge",
+		     "active connections of a backend address and encapsulation, for every VIP using it: connection entries not closed (bounded loads)");
+	for (id = 0; n && id < d->beid_hi; id++) {
+		const struct xlbd_beid *be = &d->beids[id];
+		char as[XLB_ADDR_STR_MAX];
+		__s64 conns = 0;
+
+		if (!be->refs || !be->family ||
+		    xlb_dp_backend_conns(&d->dp, (uint16_t)id, &conns))
+			continue;
+		bprintf(b, "xlb_backend_connections{addr=\"%s\",encap=\"%s\"} %lld\n",
+			xlb_addr_str(be->family, be->addr, as),
+			encaps[be->encap % 2],
+			(long long)(conns > 0 ? conns : 0));
+	}
 	free(c);
 }
 
