@@ -2256,6 +2256,119 @@ static bool member_wait(struct env *e, long long vip, long long be, int want,
 	return true;
 }
 
+/* --- bounded loads (user/xlbd/bound.c) ------------------------------------ */
+
+/* Backend id's count as the data path keeps it: n on CPU 0, 0 elsewhere. */
+static int conns_put(struct env *e, long long id, __s64 n)
+{
+	struct xlb_err err = { "" };
+	struct xlb_dp dp;
+	__s64 *v;
+	__u32 key = (__u32)id;
+	int ret;
+
+	if (id < 0 || xlb_dp_from_pins(&dp, e->pins, &err))
+		return -1;
+	v = calloc((size_t)dp.ncpus, sizeof(*v));
+	ret = v ? 0 : -1;
+	if (v)
+		v[0] = n;
+	if (!ret)
+		ret = bpf_map_update_elem(dp.be_conns, &key, v, BPF_ANY);
+	free(v);
+	xlb_dp_close(&dp);
+	return ret;
+}
+
+/* The member's flags; -1 when it has none. */
+static int flags_of(struct env *e, long long vip, long long be)
+{
+	struct xlb_err err = { "" };
+	struct xlb_dp dp;
+	__u8 fl;
+	int ret;
+
+	if (vip < 0 || be < 0 || xlb_dp_from_pins(&dp, e->pins, &err))
+		return -1;
+	ret = xlb_dp_member_flags_get(&dp, (__u32)vip, (__u16)be, &fl);
+	xlb_dp_close(&dp);
+	return ret ? -1 : fl;
+}
+
+/* Poll until the member's flags are want (a liveness bound of ms). */
+static bool flags_wait(struct env *e, long long vip, long long be, int want,
+		       long ms)
+{
+	uint64_t t0 = xlb_mono_ms();
+
+	while (flags_of(e, vip, be) != want)
+		if (xlb_mono_ms() - t0 > (uint64_t)ms)
+			return false;
+		else
+			usleep(5000);
+	return true;
+}
+
+/*
+ * xlbd marks a member full from the data path's counts while its VIP has
+ * a bound: 70 of 100 connections on one of three backends is over
+ * ceil(1.25 x 101 / 3) = 43; the others are not.  Even counts clear it;
+ * so does the bound going away.  A mark an earlier daemon left on the
+ * pinned maps (set here by hand, xlbd stopped) is cleared by the daemon
+ * that adopts them, though no VIP has a bound.
+ */
+TEST_F(xlbd, bound_marks_members_full_from_the_counts)
+{
+	struct xlb_err err = { "" };
+	struct xlb_dp dp;
+	long long vip, id[3];
+	json_object *j;
+	int i;
+
+	ASSERT_EQ(0, three_backends(&self->e, "bound 1.25")) TH_LOG("%s", out);
+	ASSERT_LE(0, wait_in_table(&self->e, 1, 1, 10000));
+	vip = vip_id(&self->e);
+	for (i = 0; i < 3; i++)
+		id[i] = be_id(&self->e, i + 2);
+	j = ctl_json(&self->e, "vip show " VIP);
+	EXPECT_STREQ("1.25", jget_str(j, "vips.0.bound"));
+	json_object_put(j);
+
+	ASSERT_EQ(0, conns_put(&self->e, id[0], 70));
+	ASSERT_EQ(0, conns_put(&self->e, id[1], 15));
+	ASSERT_EQ(0, conns_put(&self->e, id[2], 15));
+	EXPECT_TRUE(flags_wait(&self->e, vip, id[0], XLB_MEMBER_F_FULL, 5000));
+	EXPECT_EQ(0, flags_of(&self->e, vip, id[1]));
+	EXPECT_EQ(0, flags_of(&self->e, vip, id[2]));
+	j = ctl_json(&self->e, "backend show " VIP);
+	EXPECT_EQ(70, jget_int(j, "backends.0.connections"));
+	EXPECT_STREQ("true", jget_str(j, "backends.0.full"));
+	EXPECT_STREQ("false", jget_str(j, "backends.1.full"));
+	json_object_put(j);
+
+	/* even again: cleared */
+	ASSERT_EQ(0, conns_put(&self->e, id[0], 15));
+	EXPECT_TRUE(flags_wait(&self->e, vip, id[0], 0, 5000));
+	/* full again, then the bound goes: cleared */
+	ASSERT_EQ(0, conns_put(&self->e, id[0], 70));
+	EXPECT_TRUE(flags_wait(&self->e, vip, id[0], XLB_MEMBER_F_FULL, 5000));
+	EXPECT_EQ(0, ctl(&self->e, "vip set " VIP " bound off")) TH_LOG("%s", out);
+	EXPECT_TRUE(flags_wait(&self->e, vip, id[0], 0, 5000));
+	j = ctl_json(&self->e, "vip show " VIP);
+	EXPECT_EQ(NULL, jget_str(j, "vips.0.bound"));
+	json_object_put(j);
+
+	/* a mark left on the pins while no daemon runs */
+	daemon_stop(&self->e, SIGTERM);
+	ASSERT_EQ(0, xlb_dp_from_pins(&dp, self->e.pins, &err)) TH_LOG("%s", err.msg);
+	EXPECT_EQ(1, xlb_dp_member_flags_set(&dp, (__u32)vip, (__u16)id[1],
+					     XLB_MEMBER_F_FULL));
+	xlb_dp_close(&dp);
+	ASSERT_EQ(0, daemon_start(&self->e, ""));
+	EXPECT_TRUE(flags_wait(&self->e, vip, id[1], 0, 5000))
+		TH_LOG("the adopting daemon left an earlier daemon's mark");
+}
+
 /*
  * A backend whose check fails is marked down in the member map by the
  * verdict itself: the slots of the table published before it pick their

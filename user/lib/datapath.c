@@ -475,6 +475,42 @@ int xlb_dp_backend_conns(const struct xlb_dp *dp, __u16 id, __s64 *sum)
 	return ret;
 }
 
+int xlb_dp_backend_conns_first(const struct xlb_dp *dp, __u32 n, __s64 *out)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	__u32 *keys, count = n, out_batch = 0, i;
+	__u64 *v;
+	int cpu, ret;
+
+	memset(out, 0, n * sizeof(*out));
+	if (!n)
+		return 0;
+	if (n > XLB_MAX_BACKENDS || dp->ncpus <= 0)
+		return -EINVAL;
+	keys = calloc(n, sizeof(*keys));
+	v = calloc((size_t)n * dp->ncpus, sizeof(*v));
+	if (!keys || !v) {
+		free(keys);
+		free(v);
+		return -ENOMEM;
+	}
+	ret = bpf_map_lookup_batch(dp->be_conns, NULL, &out_batch, keys, v,
+				   &count, &o);
+	if (ret && errno == ENOENT)	/* the end came in this batch */
+		ret = 0;
+	ret = ret ? -errno : 0;
+	for (i = 0; !ret && i < count; i++)
+		for (cpu = 0; cpu < dp->ncpus; cpu++)
+			if (keys[i] < n)
+				out[keys[i]] += (__s64)v[(size_t)i * dp->ncpus + cpu];
+	free(keys);
+	free(v);
+	if (ret == -EINVAL || ret == -EOPNOTSUPP)	/* no batches */
+		for (i = 0, ret = 0; !ret && i < n; i++)
+			ret = xlb_dp_backend_conns(dp, (__u16)i, &out[i]);
+	return ret;
+}
+
 int xlb_dp_backend_stats_clear(const struct xlb_dp *dp, __u16 id)
 {
 	struct xlb_counter *v;

@@ -278,6 +278,8 @@ int xlb_dp_backend_stats(const struct xlb_dp *dp, __u16 id,
  */
 /* Backend id's active connections (bpf/structs.h), summed over CPUs. */
 int xlb_dp_backend_conns(const struct xlb_dp *dp, __u16 id, __s64 *sum);
+/* The same of ids 0..n-1 into out[id], in one batch lookup. */
+int xlb_dp_backend_conns_first(const struct xlb_dp *dp, __u32 n, __s64 *out);
 int xlb_dp_backend_stats_clear(const struct xlb_dp *dp, __u16 id);
 int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX]);
 /* Indexed by XDP action: XDP_ABORTED, DROP, PASS, TX, REDIRECT. */

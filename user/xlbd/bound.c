@@ -6,7 +6,8 @@
  * backend id (bpf/structs.h, "Active connections"), against the bound
  * (xlb_bound_full): a member over it is marked full, one under it
  * cleared, each one store into its member record that the next new flow
- * reads.  A VIP whose bound went away has its marks cleared once.
+ * reads.  A VIP whose bound went away has its marks cleared once; so has
+ * every VIP of a data path adopted at start (marks the last daemon left).
  *
  * The data path counts per backend id, so a backend that serves two VIPs
  * brings the connections of both: the bound is then on what the backend
@@ -15,6 +16,7 @@
  * take a backend past its bound by as many flows as the burst gives it.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
 
@@ -25,7 +27,15 @@
 void xlbd_bound_tick(struct xlbd *d)
 {
 	size_t vi, k, first, n;
+	__s64 *conns = NULL;
+	uint32_t hi = d->beid_hi;
 
+	/* every id's count in one lookup: ids below beid_hi are the used ones */
+	if (hi && (!(conns = calloc(hi, sizeof(*conns))) ||
+		   xlb_dp_backend_conns_first(&d->dp, hi, conns))) {
+		free(conns);
+		return;		/* the next round tries again */
+	}
 	for (vi = 0; vi < d->state.n_vips; vi++) {
 		const struct xlb_vip_conf *v = &d->state.vips[vi];
 		struct xlbd_vip *rv = &d->rt_vips[vi];
@@ -38,23 +48,21 @@ void xlbd_bound_tick(struct xlbd *d)
 		for (k = first; k < first + n && v->bound_pct; k++) {
 			uint16_t id = d->rt_bes[k].id;
 			__u8 st;
-			__s64 c = 0;
 
-			if (!d->state.backends[k].weight ||
+			if (!d->state.backends[k].weight || id >= hi ||
 			    xlb_dp_member_get(&d->dp, rv->id, id, &st, NULL) ||
-			    st != XLB_MEMBER_ACTIVE ||
-			    xlb_dp_backend_conns(&d->dp, id, &c))
+			    st != XLB_MEMBER_ACTIVE)
 				continue;
-			total += c > 0 ? (uint64_t)c : 0;
+			total += conns[id] > 0 ? (uint64_t)conns[id] : 0;
 			wsum += d->state.backends[k].weight;
 		}
 		for (k = first; k < first + n; k++) {
 			uint16_t id = d->rt_bes[k].id;
 			bool full = false;
-			__s64 c = 0;
 
-			if (v->bound_pct && !xlb_dp_backend_conns(&d->dp, id, &c))
-				full = xlb_bound_full(c > 0 ? (uint64_t)c : 0,
+			if (v->bound_pct && id < hi)
+				full = xlb_bound_full(conns[id] > 0 ?
+						      (uint64_t)conns[id] : 0,
 						      total,
 						      d->state.backends[k].weight,
 						      wsum, v->bound_pct);
@@ -66,6 +74,7 @@ void xlbd_bound_tick(struct xlbd *d)
 		}
 		rv->bounded = v->bound_pct != 0;
 	}
+	free(conns);
 }
 
 /* The round's timer runs while some VIP has a bound. */

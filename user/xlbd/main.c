@@ -703,6 +703,7 @@ static int run(struct xlbd *d)
 	struct itimerspec tick = { { 1, 0 }, { 1, 0 } };
 	struct xlb_err err = { "" };
 	int epfd, sfd, tfd, hfd, cfd, bfd;
+	size_t vi;
 	double mark = xlbd_now();
 	bool verifying = d->adopted;
 
@@ -736,6 +737,9 @@ static int run(struct xlbd *d)
 		return -1;
 	}
 	cfd = xlbd_cluster_fd(d);
+	/* an adopted data path may hold marks of bounds gone since: cleared */
+	for (vi = 0; d->adopted && vi < d->state.n_vips; vi++)
+		d->rt_vips[vi].bounded = true;
 	d->st.loop = start_lap(&mark);
 	d->st.answer = (mark - d->st.t0) * 1e3;
 	log_notice("xlbd %s ready (instance %s, %zu VIPs, %zu backends) in %.1f ms",
