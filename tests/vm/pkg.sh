@@ -196,11 +196,13 @@ guest() {
 			find /lib/modules -name 'xlb_redirect.ko*')
 		test -z \"\$left\" || { echo \"\$left\"; exit 1; }"
 	# every file of the root now against the fresh root's: what is new
-	# besides apt's and dpkg's records, logs, systemd's own state and the
-	# private /var/tmp of systemd's own services
+	# besides apt's and dpkg's records, logs, systemd's own state, the
+	# private /var/tmp of systemd's own services and /var/backups (the
+	# daily dpkg-db-backup.timer: it fires at boot when the root was made
+	# on an earlier day)
 	left=$(find / -xdev -path /proc -prune -o -print 2>/dev/null | sort |
 		comm -13 "$before" - | grep -Ev "$harness" |
-		grep -Ev '^/(var/lib/(dpkg|apt|systemd)|var/cache|var/log|tmp)(/|$)' |
+		grep -Ev '^/(var/lib/(dpkg|apt|systemd)|var/cache|var/log|var/backups|tmp)(/|$)' |
 		grep -Ev '^/var/tmp/systemd-private-[0-9a-f]+-systemd-[a-z-]+\.service-')
 	check "no file the packages brought is left" sh -c "
 		test -z '$left' || { echo '$left'; exit 1; }"
