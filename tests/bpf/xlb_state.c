@@ -1333,7 +1333,7 @@ TEST_F(lb_small, conns_are_the_open_entries_under_evictions)
 		s.sport = (__u16)(10000 + n);
 		fl[n] = lb_flow(&s);
 	}
-	for (k = 0; k < 20 * FLOOD_TABLE; k++) {
+	for (k = 0; k < 10 * FLOOD_TABLE; k++) {
 		struct pkt_spec s;
 		struct xlb_flow f;
 		static __u8 in[LB_BUF];

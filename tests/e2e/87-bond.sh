@@ -136,7 +136,7 @@ done
 now=$(active)
 sc_result "$([[ $was == eth0 && $now == eth1 ]]; echo $?)" \
 	"eth0's carrier lost: the bond's active slave is eth1 (was $was, now $now)" ""
-sleep 3
+sleep 2
 e1_3=$(slave_packets eth1)
 sc_hold_stop bond
 out=$(sc_hold_summary bond 2>&1)
@@ -145,9 +145,9 @@ sc_result "$([[ $(json_get "$TOPO_DIR/hold-bond.json" "j['established'] == j['co
 sc_result "$([[ $((e1_3 - e1_2)) -ge $HOLD ]]; echo $?)" \
 	"eth1 counts the packets after the failover ($((e1_3 - e1_2)))" \
 	"$(xlbctl link show 2>&1)"
-sc_conns c2 "$VIP4:80" 200 "$work/after.json"
+sc_conns c2 "$VIP4:80" "$N" "$work/after.json"
 out=$(sc_conns_summary "$work/after.json" 2>&1 || cat "$work/after.json.err")
-sc_result "$([[ $(json_get "$work/after.json" "j['failed'] == 0 and j['completed'] == 200") == True ]]; echo $?)" \
+sc_result "$([[ $(json_get "$work/after.json" "j['failed'] == 0 and j['completed'] == $N") == True ]]; echo $?)" \
 	"new connections complete through eth1" "$out"
 
 tap_diag "runtime $(( ($(now_ms) - t_start) / 1000 )) s (before teardown)"

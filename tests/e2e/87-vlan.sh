@@ -140,7 +140,7 @@ sc_hold_start vlan c1 "$VIP4:80" "$HOLD" --duration 10 --interval 200 \
 	--timeout 3000 >"$work/hold.log" 2>&1
 rc=$?
 sc_result $rc "$HOLD long-lived connections through VLAN $VID" "$(cat "$work/hold.log")"
-sleep 3
+sleep 2
 sc_hold_stop vlan
 out=$(sc_hold_summary vlan 2>&1)
 sc_result "$([[ $(json_get "$TOPO_DIR/hold-vlan.json" "j['established'] == j['connections'] == $HOLD and sum(b['broken'] for b in j['backends'].values()) == 0") == True ]]; echo $?)" \
