@@ -475,42 +475,6 @@ int xlb_dp_backend_conns(const struct xlb_dp *dp, __u16 id, __s64 *sum)
 	return ret;
 }
 
-int xlb_dp_backend_conns_first(const struct xlb_dp *dp, __u32 n, __s64 *out)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, o);
-	__u32 *keys, count = n, out_batch = 0, i;
-	__u64 *v;
-	int cpu, ret;
-
-	memset(out, 0, n * sizeof(*out));
-	if (!n)
-		return 0;
-	if (n > XLB_MAX_BACKENDS || dp->ncpus <= 0)
-		return -EINVAL;
-	keys = calloc(n, sizeof(*keys));
-	v = calloc((size_t)n * dp->ncpus, sizeof(*v));
-	if (!keys || !v) {
-		free(keys);
-		free(v);
-		return -ENOMEM;
-	}
-	ret = bpf_map_lookup_batch(dp->be_conns, NULL, &out_batch, keys, v,
-				   &count, &o);
-	if (ret && errno == ENOENT)	/* the end came in this batch */
-		ret = 0;
-	ret = ret ? -errno : 0;
-	for (i = 0; !ret && i < count; i++)
-		for (cpu = 0; cpu < dp->ncpus; cpu++)
-			if (keys[i] < n)
-				out[keys[i]] += (__s64)v[(size_t)i * dp->ncpus + cpu];
-	free(keys);
-	free(v);
-	if (ret == -EINVAL || ret == -EOPNOTSUPP)	/* no batches */
-		for (i = 0, ret = 0; !ret && i < n; i++)
-			ret = xlb_dp_backend_conns(dp, (__u16)i, &out[i]);
-	return ret;
-}
-
 int xlb_dp_backend_stats_clear(const struct xlb_dp *dp, __u16 id)
 {
 	struct xlb_counter *v;
@@ -558,18 +522,18 @@ int xlb_dp_events(const struct xlb_dp *dp, __u64 out[XLB_EV_MAX])
 }
 
 /*
- * Every link's actions, summed over CPUs into by_slot[slot * XLB_ACTIONS +
- * action]: one batch lookup of the whole map.
+ * Keys 0..n-1 of per-CPU map fd (one __u64 a CPU), each summed over CPUs
+ * into out[key]: one batch lookup, else (no batches) one lookup a key.
  */
-static int actions_read(const struct xlb_dp *dp, __u64 *by_slot)
+static int percpu_sum_first(const struct xlb_dp *dp, int fd, __u64 *out,
+			    __u32 n)
 {
-	const __u32 n = XLB_ACTIONS * XLB_LINK_SLOTS;
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
 	__u32 *keys, count = n, out_batch = 0, i;
 	__u64 *v;
 	int cpu, ret;
 
-	memset(by_slot, 0, n * sizeof(*by_slot));
+	memset(out, 0, n * sizeof(*out));
 	if (dp->ncpus <= 0)
 		return -EINVAL;
 	keys = calloc(n, sizeof(*keys));
@@ -579,20 +543,37 @@ static int actions_read(const struct xlb_dp *dp, __u64 *by_slot)
 		free(v);
 		return -ENOMEM;
 	}
-	ret = bpf_map_lookup_batch(dp->actions, NULL, &out_batch, keys, v,
-				   &count, &o);
+	ret = bpf_map_lookup_batch(fd, NULL, &out_batch, keys, v, &count, &o);
 	if (ret && errno == ENOENT)	/* the end came in this batch */
 		ret = 0;
 	ret = ret ? -errno : 0;
 	for (i = 0; !ret && i < count; i++)
 		for (cpu = 0; cpu < dp->ncpus; cpu++)
 			if (keys[i] < n)
-				by_slot[keys[i]] += v[(size_t)i * dp->ncpus + cpu];
+				out[keys[i]] += v[(size_t)i * dp->ncpus + cpu];
 	free(keys);
 	free(v);
 	if (ret == -EINVAL || ret == -EOPNOTSUPP)	/* no batches */
-		ret = percpu_sum_all(dp, dp->actions, by_slot, n);
+		ret = percpu_sum_all(dp, fd, out, n);
 	return ret;
+}
+
+/*
+ * Every link's actions, summed over CPUs into by_slot[slot * XLB_ACTIONS +
+ * action]: one batch lookup of the whole map.
+ */
+static int actions_read(const struct xlb_dp *dp, __u64 *by_slot)
+{
+	return percpu_sum_first(dp, dp->actions, by_slot,
+				XLB_ACTIONS * XLB_LINK_SLOTS);
+}
+
+int xlb_dp_backend_conns_first(const struct xlb_dp *dp, __u32 n, __s64 *out)
+{
+	if (n > XLB_MAX_BACKENDS)
+		return -EINVAL;
+	/* two's complement: the sum of the CPUs' __u64 is the __s64 sum */
+	return n ? percpu_sum_first(dp, dp->be_conns, (__u64 *)out, n) : 0;
 }
 
 int xlb_dp_actions(const struct xlb_dp *dp, __u64 out[XLB_ACTIONS])
