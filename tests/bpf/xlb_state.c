@@ -1217,6 +1217,22 @@ TEST_F(lb, ct_guard_rate_set_by_libxlb)
 #define FLOOD_TABLE	256
 #define FLOOD_PACKETS	6000
 
+/*
+ * Keep this thread on the CPU it runs on, whose per-CPU state (the flow
+ * cache, the new-flow guard) a case then reads: its CPU, or -1.
+ */
+static int pin_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -1 : cpu;
+}
+
 FIXTURE(lb_small)
 {
 	struct lb lb;
@@ -1280,6 +1296,8 @@ TEST_F(lb_small, ct_junk_flood_leaves_established_entries)
 	       count, n_est);
 	ASSERT_GE(n_est, cap * 3 / 4) TH_LOG("the table did not fill");
 
+	/* the guard is per CPU: the flood meets one CPU's bucket */
+	ASSERT_LE(0, pin_cpu());
 	ASSERT_EQ(0, xlb_dp_ct_guard_set(&self->lb.dp, rate));
 	ASSERT_EQ(0, xlb_dp_events(&self->lb.dp, ev0));
 	ASSERT_EQ(0, xlb_clock_now(&t0));
@@ -1517,18 +1535,6 @@ TEST_F(lb, counters_too_big_answer_not_counted_for_backend)
  * The flow cache (structs.h) is per CPU: these tests keep to one CPU, so
  * that a flow's second packet meets what its first left there.
  */
-static int fc_pin_cpu(void)
-{
-	cpu_set_t set;
-	int cpu = sched_getcpu();
-
-	if (cpu < 0)
-		return -1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -1 : cpu;
-}
-
 /* This CPU's entry of f's slot. */
 static int fc_entry(const struct lb *lb, int cpu, const struct xlb_flow *f,
 		    struct xlb_fc_entry *out)
@@ -1565,7 +1571,7 @@ TEST_F(lb, fc_cached_packets_leave_as_the_whole_path_sends_them)
 	struct xlb_fc_entry e;
 	struct pkt_spec s;
 	unsigned int i;
-	int v, cpu = fc_pin_cpu();
+	int v, cpu = pin_cpu();
 
 	ASSERT_LE(0, cpu);
 	lb_for_each_vip(i, v, kinds) {
@@ -1636,7 +1642,7 @@ TEST_F(lb, fc_packets_the_entry_does_not_fit_take_the_whole_path)
 	struct pkt_info pi;
 	struct pkt_spec s, big;
 	unsigned int i;
-	int v, cpu = fc_pin_cpu();
+	int v, cpu = pin_cpu();
 
 	ASSERT_LE(0, cpu);
 	lb_for_each_vip(i, v, kinds) {
@@ -1700,7 +1706,7 @@ TEST_F(lb, fc_packets_the_entry_does_not_fit_take_the_whole_path)
  */
 TEST_F(lb, fc_live_entry_gives_way_to_the_stay_th_other_flow)
 {
-	int v = lb_vip(XLB_FAMILY_INET, K_ATOMIC), cpu = fc_pin_cpu();
+	int v = lb_vip(XLB_FAMILY_INET, K_ATOMIC), cpu = pin_cpu();
 	static __u8 ina[LB_BUF], inb[LB_BUF];
 	static struct lb_res r;
 	struct xlb_vip_stats vs0, vs1;
@@ -1773,7 +1779,7 @@ static int fc_dmac_now(struct lb *lb, const struct pkt_spec *s, __u8 mac[6])
  */
 TEST_F(lb, fc_every_libxlb_change_reaches_the_next_packet)
 {
-	int v = lb_vip(XLB_FAMILY_INET, K_ATOMIC), cpu = fc_pin_cpu();
+	int v = lb_vip(XLB_FAMILY_INET, K_ATOMIC), cpu = pin_cpu();
 	static __u8 in[LB_BUF];
 	static struct lb_res r;
 	struct xlb_backend b, raw;
