@@ -39,8 +39,16 @@ fi
 
 sc_begin --clients 2
 
+# the bond's active slave
+active() {
+	in_ns lb cat /proc/net/bonding/bond0 2>/dev/null |
+		sed -n 's/^Currently Active Slave: //p'
+}
+
 # bond0 in the LB: eth0 and a second veth eth1, both into the switch
 mkbond() {
+	local h i
+
 	ip -n "$NS_SW" link add lbb type veth peer name eth1 netns "$NS_LB" ||
 		return 1
 	ip -n "$NS_SW" link set lbb master br0 up || return 1
@@ -60,8 +68,18 @@ mkbond() {
 		ip addr add $LB_IP6/64 dev bond0 nodad
 		ip link set bond0 up
 	" || return 1
+	# the bond takes its slaves at miimon's next look; a loaded guest may
+	# answer a ping late: a few tries each (bounded)
+	for ((i = 0; i < 50; i++)); do
+		[[ $(active) == eth0 ]] && break
+		sleep 0.1
+	done
 	for h in "${CLIENTS[@]}" "${BACKENDS[@]}"; do
-		topo_ping "$h" "$LB_IP4" || { echo "$h cannot reach the LB"; return 1; }
+		for ((i = 0; i < 5; i++)); do
+			topo_ping "$h" "$LB_IP4" && continue 2
+		done
+		echo "$h cannot reach the LB"
+		return 1
 	done
 }
 out=$(mkbond 2>&1)
@@ -88,10 +106,6 @@ slave_packets() {
 import json, sys
 l = [x for x in json.load(sys.stdin)["links"] if x["ifname"] == "bond0"][0]
 print([s for s in l["lower"] if s["ifname"] == sys.argv[1]][0]["packets"])' "$1"
-}
-active() {
-	in_ns lb cat /proc/net/bonding/bond0 2>/dev/null |
-		sed -n 's/^Currently Active Slave: //p'
 }
 
 # slave IFNAME's packets sent on (XDP_TX on a bond slave goes out through

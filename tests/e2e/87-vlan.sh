@@ -44,7 +44,7 @@ fi
 sc_begin --clients 2
 
 mkvlan() {
-	local p
+	local p i
 
 	in_ns sw bash -e -c "
 		ip link set br0 type bridge vlan_filtering 1
@@ -65,8 +65,13 @@ mkvlan() {
 		ip addr add $LB_IP6/64 dev eth0.$VID nodad
 		ip link set eth0.$VID up
 	" || return 1
+	# a loaded guest may answer a ping late: a few tries each (bounded)
 	for p in "${CLIENTS[@]}" "${BACKENDS[@]}"; do
-		topo_ping "$p" "$LB_IP4" || { echo "$p cannot reach the LB"; return 1; }
+		for ((i = 0; i < 5; i++)); do
+			topo_ping "$p" "$LB_IP4" && continue 2
+		done
+		echo "$p cannot reach the LB"
+		return 1
 	done
 }
 out=$(mkvlan 2>&1)
