@@ -143,11 +143,11 @@ FIXTURE_TEARDOWN(hostile)
 	int fds[] = { self->pc, self->udp[0], self->udp[1], self->c, self->b };
 	size_t i;
 
-	if (!_metadata->passed) {
-		if (self->c >= 0)
-			km_dump(self->c, "c");
+	if (!_metadata->passed) {	/* b first: it decides */
 		if (self->b >= 0)
 			km_dump(self->b, "b");
+		if (self->c >= 0)
+			km_dump(self->c, "c");
 	}
 	if (self->home >= 0 && setns(self->home, CLONE_NEWNET))
 		TH_LOG("cannot return to the first namespace");

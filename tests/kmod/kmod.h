@@ -204,9 +204,10 @@ static inline int km_ifindex(int ns, const char *ifname)
  * Wait until ifname in ns is operationally up and sends: a veth's queue
  * starts with the kernel's link watch, up to a second after the carrier,
  * and frames sent before are dropped without an error.  The link watch
- * marks the device running (IFF_RUNNING) and then attaches its queue, both
- * under the rtnl lock; an ioctl that takes that lock (setting the MTU the
- * device has) returns only once the queue is there.
+ * sets the operational state up (nl_operstate: IFF_RUNNING would be seen
+ * before, while the state is still unknown) and then attaches the queue,
+ * both under the rtnl lock; an ioctl that takes that lock (setting the
+ * MTU the device has) returns only once the queue is there.
  */
 static inline int km_wait_up(int ns, const char *ifname)
 {
@@ -214,18 +215,19 @@ static inline int km_wait_up(int ns, const char *ifname)
 	struct ifreq ifr;
 	int fd, up = 0;
 
+	if (km_ns_enter(ns))
+		return -1;
+	while (!up && (long long)xlb_mono_ms() < end) {
+		up = nl_operstate(ifname) == IF_OPER_UP;
+		if (!up)
+			km_sleep_ms(20);
+	}
+	km_ns_leave();
 	fd = km_ns_socket(ns, AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0)
 		return -1;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	while (!up && (long long)xlb_mono_ms() < end) {
-		if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 &&
-		    (ifr.ifr_flags & IFF_RUNNING))
-			up = 1;
-		else
-			km_sleep_ms(20);
-	}
 	if (up && (ioctl(fd, SIOCGIFMTU, &ifr) || ioctl(fd, SIOCSIFMTU, &ifr)))
 		up = 0;
 	close(fd);
@@ -334,7 +336,8 @@ static inline void km_dump_file(int ns, const char *tag, const char *file,
  */
 static inline void km_dump(int ns, const char *tag)
 {
-	km_dump_file(ns, tag, KM_PROC, false);
+	km_dump_file(ns, tag, KM_PROC, true);
+	km_dump_file(ns, tag, "/proc/net/arp", false);
 	km_dump_file(ns, tag, "/proc/net/dev", false);
 	km_dump_file(ns, tag, "/proc/net/snmp", false);
 	km_dump_file(ns, tag, "/proc/net/snmp6", true);

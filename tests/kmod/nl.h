@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
 #include <linux/ethtool.h>
+#include <linux/if.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -235,6 +236,41 @@ static inline int nl_route_type(const char *dst)
 	}
 	mnl_socket_close(nl);
 	return type;
+}
+
+/*
+ * The operational state of link name (IF_OPER_UP, ...; linux/if.h), or
+ * -1.  Not IFF_RUNNING: the kernel reports that for IF_OPER_UNKNOWN too,
+ * the state of a new veth until the link watch has seen its carrier, and
+ * until then its queue drops every frame without an error.
+ */
+static inline int nl_operstate(const char *name)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct nlattr *a;
+	int state = -1;
+	ssize_t n;
+
+	nlh = nl_link_msg(buf, RTM_GETLINK, NLM_F_REQUEST, 0);
+	nlh->nlmsg_seq = (unsigned int)time(NULL);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	nl = mnl_socket_open(NETLINK_ROUTE);
+	if (!nl)
+		return -1;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) == 0 &&
+	    mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) >= 0) {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		nlh = (struct nlmsghdr *)buf;
+		if (n >= (ssize_t)sizeof(*nlh) && mnl_nlmsg_ok(nlh, (int)n) &&
+		    nlh->nlmsg_type == RTM_NEWLINK)
+			mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg))
+				if (mnl_attr_get_type(a) == IFLA_OPERSTATE)
+					state = mnl_attr_get_u8(a);
+	}
+	mnl_socket_close(nl);
+	return state;
 }
 
 /* echo value > /proc/sys/<key with dots as slashes> */

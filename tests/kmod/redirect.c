@@ -187,11 +187,11 @@ FIXTURE_TEARDOWN(kmod)
 		      self->lsn[0], self->lsn[1], self->c, self->b, self->n };
 	size_t i;
 
-	if (!_metadata->passed) {
-		if (self->c >= 0)
-			km_dump(self->c, "c");
+	if (!_metadata->passed) {	/* b first: it decides */
 		if (self->b >= 0)
 			km_dump(self->b, "b");
+		if (self->c >= 0)
+			km_dump(self->c, "c");
 		if (self->n >= 0)
 			km_dump(self->n, "n");
 	}
@@ -542,8 +542,9 @@ static void forward_case(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, send_b(self, sent, n));
 	ASSERT_NE(0, km_recv_match(self->pc, self->buf, BUF, KM_WAIT_MS,
 				   is_gue_to, &w))
-		TH_LOG("nothing forwarded (outer IPv%d, inner IPv%d)", outer,
-		       in);
+		TH_LOG("nothing forwarded (outer IPv%d, inner IPv%d): b received %lld, forwarded %lld",
+		       outer, in, stat_of(self->b, "received"),
+		       stat_of(self->b, "forwarded"));
 	pkt_addr(outer, b_addr[fi(outer)], src);
 	EXPECT_EQ(0, memcmp(w.o.src, src, 16));
 	EXPECT_EQ(1, w.o.hop_index);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "../kmod/nl.h"
 #include "flow_hash.h"
 #include "mono.h"
 #include "neigh.h"
@@ -111,28 +112,30 @@ static int set_sysctl(const char *name, const char *value)
 
 /*
  * Wait until ifname (in the current namespace) is operationally up
- * (IFF_RUNNING).  A veth's queue is activated by the kernel's link watch,
- * up to a second after the carrier came; frames sent before (our first
- * ARP or neighbour solicitation) are dropped.
+ * (nl_operstate; IFF_RUNNING is also reported before, while the state is
+ * still unknown).  A veth's queue is activated by the kernel's link watch,
+ * up to a second after the carrier came, after the state; frames sent
+ * before (our first ARP or neighbour solicitation) are dropped.  Setting
+ * the MTU the device has takes the lock the link watch holds for both.
  */
 static int wait_oper_up(const char *ifname)
 {
 	struct ifreq ifr = { 0 };
 	int fd, waited, ret = -1;
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	for (waited = 0; waited < WAIT_MS; waited += STEP_MS) {
-		if (ioctl(fd, SIOCGIFFLAGS, &ifr))
-			break;
-		if (ifr.ifr_flags & IFF_RUNNING) {
+		if (nl_operstate(ifname) == IF_OPER_UP) {
 			ret = 0;
 			break;
 		}
 		sleep_ms(STEP_MS);
 	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (!ret && (ioctl(fd, SIOCGIFMTU, &ifr) || ioctl(fd, SIOCSIFMTU, &ifr)))
+		ret = -1;
 	close(fd);
 	return ret;
 }
