@@ -2346,9 +2346,12 @@ TEST_F(xlbd, bound_marks_members_full_from_the_counts)
 	EXPECT_STREQ("false", jget_str(j, "backends.1.full"));
 	json_object_put(j);
 
-	/* even again: cleared */
+	/* even again: cleared; one mark set, one cleared */
 	ASSERT_EQ(0, conns_put(&self->e, id[0], 15));
 	EXPECT_TRUE(flags_wait(&self->e, vip, id[0], 0, 5000));
+	j = ctl_json(&self->e, "status");
+	EXPECT_EQ(2, jget_int(j, "bound_marks"));
+	json_object_put(j);
 	/* full again, then the bound goes: cleared */
 	ASSERT_EQ(0, conns_put(&self->e, id[0], 70));
 	EXPECT_TRUE(flags_wait(&self->e, vip, id[0], XLB_MEMBER_F_FULL, 5000));

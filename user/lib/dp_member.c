@@ -27,6 +27,12 @@ static __u8 rec_state(__u64 r)
 	return (__u8)(r >> 32);
 }
 
+/* the flags byte (XLB_MEMBER_F_*), after the state */
+static __u8 rec_flags(__u64 r)
+{
+	return (__u8)(r >> 40);
+}
+
 static volatile __u64 *rec_at(const struct xlb_dp *dp, __u32 place)
 {
 	return (volatile __u64 *)&dp->member_map[place / XLB_MEMBER_WAYS]
@@ -141,8 +147,9 @@ int xlb_dp_member_set(const struct xlb_dp *dp, __u32 vip, __u16 backend,
 	return ret < 0 ? ret : 0;
 }
 
-int xlb_dp_member_get(const struct xlb_dp *dp, __u32 vip, __u16 backend,
-		      __u8 *state, __u32 *place)
+/* The record of (vip, backend), read once, and its place; -ENOENT: none. */
+static int member_rec(const struct xlb_dp *dp, __u32 vip, __u16 backend,
+		      __u64 *rec, __u32 *place)
 {
 	__u32 p;
 	bool found;
@@ -152,10 +159,21 @@ int xlb_dp_member_get(const struct xlb_dp *dp, __u32 vip, __u16 backend,
 		return ret;
 	if (member_place(dp, (__u16)vip, backend, &p, &found) || !found)
 		return -ENOENT;
-	*state = rec_state(__atomic_load_n(rec_at(dp, p), __ATOMIC_ACQUIRE));
+	*rec = __atomic_load_n(rec_at(dp, p), __ATOMIC_ACQUIRE);
 	if (place)
 		*place = p;
 	return 0;
+}
+
+int xlb_dp_member_get(const struct xlb_dp *dp, __u32 vip, __u16 backend,
+		      __u8 *state, __u32 *place)
+{
+	__u64 r;
+	int ret = member_rec(dp, vip, backend, &r, place);
+
+	if (!ret)
+		*state = rec_state(r);
+	return ret;
 }
 
 /* Is id one of the table's members, or named by its slots? */
@@ -256,13 +274,12 @@ int dp_members_sync(const struct xlb_dp *dp, __u32 vip,
 /* state | flags << 8 as the program reads it; XLB_MEMBER_FREE: none */
 static __u32 member_sf(const struct xlb_dp *dp, __u32 vip, __u16 backend)
 {
-	__u8 st, fl;
+	__u64 r;
 
 	if (backend > XLB_BACKEND_ID_MAX ||
-	    xlb_dp_member_get(dp, vip, backend, &st, NULL) ||
-	    xlb_dp_member_flags_get(dp, vip, backend, &fl))
+	    member_rec(dp, vip, backend, &r, NULL))
 		return XLB_MEMBER_FREE;
-	return st | (__u32)fl << 8;
+	return rec_state(r) | (__u32)rec_flags(r) << 8;
 }
 
 int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
@@ -290,16 +307,12 @@ int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
 int xlb_dp_member_flags_get(const struct xlb_dp *dp, __u32 vip,
 			    __u16 backend, __u8 *flags)
 {
-	__u32 p;
-	bool found;
-	int ret = member_args(dp, vip, backend, NULL);
+	__u64 r;
+	int ret = member_rec(dp, vip, backend, &r, NULL);
 
-	if (ret)
-		return ret;
-	if (member_place(dp, (__u16)vip, backend, &p, &found) || !found)
-		return -ENOENT;
-	*flags = (__u8)(__atomic_load_n(rec_at(dp, p), __ATOMIC_ACQUIRE) >> 40);
-	return 0;
+	if (!ret)
+		*flags = rec_flags(r);
+	return ret;
 }
 
 int xlb_dp_member_flags_set(const struct xlb_dp *dp, __u32 vip,
@@ -329,7 +342,7 @@ int xlb_dp_member_flags_set(const struct xlb_dp *dp, __u32 vip,
 		 * No new generation: the flag steers new flows only, which
 		 * the flow cache never holds.
 		 */
-		if ((__u8)(r >> 40) != flags) {
+		if (rec_flags(r) != flags) {
 			__atomic_store_n(rec_at(dp, p),
 					 rec_word((__u16)vip, backend,
 						  rec_state(r)) |

@@ -73,6 +73,8 @@
  *             the data path's member records at once), "last_ms",
  *             "max_ms" (down verdict -> member record stored, the last
  *             and the longest), "last_at" (unix seconds)},
+ *             "bound_marks": n (member records marked full or cleared
+ *             by bounded loads since start),
  *             "links": [LINK...], "start_ms": {...}}
  *             (start_ms: where this daemon's start went, in ms from
  *             main() on: init (options, lock, libraries), state (the

@@ -507,6 +507,9 @@ void render_status(FILE *f, json_object *res)
 		   r_u64(r_get(res, "failover"), "downs", 0),
 		   r_dbl(r_get(res, "failover"), "last_ms", 0),
 		   r_dbl(r_get(res, "failover"), "max_ms", 0));
+	if (r_u64(res, "bound_marks", 0))
+		kv(f, "bound", "%" PRIu64 " members marked full or cleared",
+		   r_u64(res, "bound_marks", 0));
 	if (r_get(res, "cluster"))
 		cluster_lines(f, r_get(res, "cluster"));
 	if (r_get(res, "announce"))

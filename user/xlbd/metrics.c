@@ -400,6 +400,10 @@ static void render(struct xlbd *d, struct buf *b)
 	     "the longest down verdict until its member record was stored");
 	bprintf(b, "xlb_health_failover_max_seconds %.9f\n",
 		d->failover.max_ms / 1e3);
+	help(b, "xlb_bound_marks_total", "counter",
+	     "members marked full or cleared by bounded loads");
+	bprintf(b, "xlb_bound_marks_total %llu\n",
+		(unsigned long long)d->bound_marks);
 	help(b, "xlb_control_updates_total", "counter",
 	     "reconciliations that published tables");
 	bprintf(b, "xlb_control_updates_total %llu\n",

@@ -209,6 +209,7 @@ json_object *xlbd_show_status(struct xlbd *d)
 		jadd(f, "last_at", jdbl(d->failover.last_at));
 		jadd(r, "failover", f);
 	}
+	jadd(r, "bound_marks", jint(d->bound_marks));
 	if (d->cl)
 		jadd(r, "cluster", xlbd_cluster_status(d));
 	jadd(r, "announce", xlbd_announce_show(d));
