@@ -3,6 +3,7 @@
  * etcd's v3 JSON gateway (user/lib/etcd.h): requests built with json-c,
  * carried by libcurl, answers checked field by field before use.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -614,11 +615,66 @@ int xlb_etcd_parse_lease(const char *text, size_t len, int64_t *id,
 
 /* --- transport ------------------------------------------------------------ */
 
+/*
+ * libcurl is loaded when the first etcd handle opens, not linked: only a
+ * daemon in a cluster talks to etcd, and the library with what it brings
+ * (TLS, Kerberos, LDAP, SSH: 19 of the 39 libraries xlbd would load)
+ * cost every start of xlbd and xlbctl the time to load them.
+ */
+#define CURL_SONAME "libcurl.so.4"
+
+static struct {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	void (*easy_cleanup)(CURL *cu);
+	void (*easy_reset)(CURL *cu);
+	CURLcode (*easy_setopt)(CURL *cu, CURLoption opt, ...);
+	CURLcode (*easy_perform)(CURL *cu);
+	CURLcode (*easy_getinfo)(CURL *cu, CURLINFO info, ...);
+	const char *(*easy_strerror)(CURLcode c);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} cu;
+static char cu_failed[256];	/* why it could not be loaded, or "" */
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static int cu_sym(void *lib, const char *name, void *fn)
+{
+	void *p = dlsym(lib, name);
+
+	if (!p) {
+		snprintf(cu_failed, sizeof(cu_failed),
+			 "cannot use %s: no %s", CURL_SONAME, name);
+		return -1;
+	}
+	memcpy(fn, &p, sizeof(p));	/* a function pointer from void * */
+	return 0;
+}
 
 static void curl_init(void)
 {
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	void *lib = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		snprintf(cu_failed, sizeof(cu_failed),
+			 "cannot load libcurl, which etcd needs: %s",
+			 dlerror());
+		return;
+	}
+	if (cu_sym(lib, "curl_global_init", &cu.global_init) ||
+	    cu_sym(lib, "curl_easy_init", &cu.easy_init) ||
+	    cu_sym(lib, "curl_easy_cleanup", &cu.easy_cleanup) ||
+	    cu_sym(lib, "curl_easy_reset", &cu.easy_reset) ||
+	    cu_sym(lib, "curl_easy_setopt", &cu.easy_setopt) ||
+	    cu_sym(lib, "curl_easy_perform", &cu.easy_perform) ||
+	    cu_sym(lib, "curl_easy_getinfo", &cu.easy_getinfo) ||
+	    cu_sym(lib, "curl_easy_strerror", &cu.easy_strerror) ||
+	    cu_sym(lib, "curl_slist_append", &cu.slist_append) ||
+	    cu_sym(lib, "curl_slist_free_all", &cu.slist_free_all))
+		return;		/* the library stays: cu_failed says why */
+	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		snprintf(cu_failed, sizeof(cu_failed),
+			 "libcurl did not start");
 }
 
 struct xlb_etcd *xlb_etcd_open(const char *urls, struct xlb_err *err)
@@ -628,6 +684,10 @@ struct xlb_etcd *xlb_etcd_open(const char *urls, struct xlb_err *err)
 	size_t len;
 
 	pthread_once(&curl_once, curl_init);
+	if (cu_failed[0]) {
+		xlb_errf(err, ELIBACC, "%s", cu_failed);
+		return NULL;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		xlb_errf(err, ENOMEM, "out of memory");
@@ -659,7 +719,7 @@ struct xlb_etcd *xlb_etcd_open(const char *urls, struct xlb_err *err)
 			 "no etcd endpoint; give http://HOST:PORT[,http://HOST:PORT...]");
 		goto fail;
 	}
-	e->curl = curl_easy_init();
+	e->curl = cu.easy_init();
 	if (!e->curl) {
 		xlb_errf(err, ENOMEM, "cannot start libcurl");
 		goto fail;
@@ -674,7 +734,7 @@ void xlb_etcd_close(struct xlb_etcd *e)
 {
 	if (!e)
 		return;
-	curl_easy_cleanup(e->curl);
+	cu.easy_cleanup(e->curl);
 	free(e);
 }
 
@@ -832,38 +892,38 @@ static int post(struct xlb_etcd *e, const char *path, const char *body,
 	long status = 0;
 
 	x->e = e;
-	h = curl_slist_append(h, "Content-Type: application/json");
+	h = cu.slist_append(h, "Content-Type: application/json");
 	for (tries = 0; tries < e->n_urls; tries++) {
-		CURL *cu = e->curl;
+		CURL *ch = e->curl;
 
-		curl_easy_reset(cu);
+		cu.easy_reset(ch);
 		snprintf(url, sizeof(url), "%s%s", e->urls[e->cur], path);
-		curl_easy_setopt(cu, CURLOPT_URL, url);
-		curl_easy_setopt(cu, CURLOPT_HTTPHEADER, h);
-		curl_easy_setopt(cu, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "http");
-		curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT_MS, e->connect_ms);
-		curl_easy_setopt(cu, CURLOPT_TCP_KEEPALIVE, 1L);
-		curl_easy_setopt(cu, CURLOPT_TCP_KEEPIDLE, 2L);
-		curl_easy_setopt(cu, CURLOPT_TCP_KEEPINTVL, 1L);
+		cu.easy_setopt(ch, CURLOPT_URL, url);
+		cu.easy_setopt(ch, CURLOPT_HTTPHEADER, h);
+		cu.easy_setopt(ch, CURLOPT_POSTFIELDS, body);
+		cu.easy_setopt(ch, CURLOPT_NOSIGNAL, 1L);
+		cu.easy_setopt(ch, CURLOPT_PROTOCOLS_STR, "http");
+		cu.easy_setopt(ch, CURLOPT_CONNECTTIMEOUT_MS, e->connect_ms);
+		cu.easy_setopt(ch, CURLOPT_TCP_KEEPALIVE, 1L);
+		cu.easy_setopt(ch, CURLOPT_TCP_KEEPIDLE, 2L);
+		cu.easy_setopt(ch, CURLOPT_TCP_KEEPINTVL, 1L);
 		if (!stream)
-			curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, e->total_ms);
-		curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION,
+			cu.easy_setopt(ch, CURLOPT_TIMEOUT_MS, e->total_ms);
+		cu.easy_setopt(ch, CURLOPT_WRITEFUNCTION,
 				 stream ? on_stream : on_data);
-		curl_easy_setopt(cu, CURLOPT_WRITEDATA, x);
-		curl_easy_setopt(cu, CURLOPT_NOPROGRESS, 0L);
-		curl_easy_setopt(cu, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(cu, CURLOPT_XFERINFODATA, x);
+		cu.easy_setopt(ch, CURLOPT_WRITEDATA, x);
+		cu.easy_setopt(ch, CURLOPT_NOPROGRESS, 0L);
+		cu.easy_setopt(ch, CURLOPT_XFERINFOFUNCTION, on_progress);
+		cu.easy_setopt(ch, CURLOPT_XFERINFODATA, x);
 		x->len = 0;
 		x->too_big = false;
-		c = curl_easy_perform(cu);
+		c = cu.easy_perform(ch);
 		if (c == CURLE_OK || maybe_sent(c) || (stream && x->cb_ret))
 			break;
 		e->cur = (e->cur + 1) % e->n_urls;
 	}
-	curl_slist_free_all(h);
-	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
+	cu.slist_free_all(h);
+	cu.easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (x->too_big)
 		return xlb_errf(err, EFBIG,
 				"etcd at %s: an answer larger than %u bytes",
@@ -873,10 +933,10 @@ static int post(struct xlb_etcd *e, const char *path, const char *body,
 	if (c != CURLE_OK && stream && curl_errno(c) == ECONNRESET)
 		return xlb_errf(err, ECONNRESET,
 				"etcd at %s: the watch stream broke off (%s)",
-				e->urls[e->cur], curl_easy_strerror(c));
+				e->urls[e->cur], cu.easy_strerror(c));
 	if (c != CURLE_OK)
 		return xlb_errf(err, curl_errno(c), "etcd at %s: %s%s",
-				e->urls[e->cur], curl_easy_strerror(c),
+				e->urls[e->cur], cu.easy_strerror(c),
 				e->n_urls > 1 && !maybe_sent(c) ?
 				" (and every other endpoint)" : "");
 	if (stream)
