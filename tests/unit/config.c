@@ -754,6 +754,80 @@ TEST(nul_byte_is_refused)
 	EXPECT_STREQ("n.conf:2:24: NUL byte; a config is text", e.msg);
 }
 
+/*
+ * The text check reads eight bytes at a time: every byte below 0x20 but
+ * tab, CR and newline, and 0x7f, is refused at its own column wherever it sits in
+ * a line (in a word, at a word's edge, in the tail), and tab, CR and
+ * bytes from 0x80 on pass everywhere.
+ */
+TEST(control_bytes_are_refused_at_every_column)
+{
+	static const char base[] = "vip add 10.0.0.1:80/tcp name abcdefghijklmnopq";
+	size_t len = sizeof(base) - 1, col;
+	char line[sizeof(base) + 16], want[64];
+	struct xlb_err e = { "" };
+	struct xlb_state st;
+	int ch;
+
+	for (col = 0; col < len; col++) {
+		for (ch = 0; ch < 0x100; ch++) {
+			bool bad = (ch < 0x20 && ch != '\t' && ch != '\r') ||
+				   ch == 0x7f;
+
+			if ((!bad && ch != '\t' && ch != 0x80 && ch != 0xff) ||
+			    ch == '\n')	/* in a file: the next line */
+				continue;
+			memcpy(line, base, len + 1);
+			line[col] = (char)ch;
+			e.msg[0] = 0;
+			if (!xlb_config_parse(line, len, "c.conf", &st, &e))
+				xlb_state_free(&st);
+			if (bad) {
+				snprintf(want, sizeof(want),
+					 ch ? "c.conf:1:%zu: control character 0x%02x" :
+					      "c.conf:1:%zu: NUL byte",
+					 col + 1, ch);
+				EXPECT_NE(NULL, strstr(e.msg, want))
+					TH_LOG("0x%02x at %zu: %s", ch, col + 1,
+					       e.msg);
+			} else {
+				EXPECT_EQ(NULL, strstr(e.msg, "control character"))
+					TH_LOG("0x%02x at %zu: %s", ch, col + 1,
+					       e.msg);
+			}
+		}
+	}
+}
+
+/* IPv4 addresses are named by hand: as inet_ntop names them, every one. */
+TEST(ipv4_names_are_inet_ntops)
+{
+	char got[XLB_ADDR_STR_MAX], want[INET_ADDRSTRLEN];
+	static const __u8 edge[] = { 0, 1, 9, 10, 11, 99, 100, 101, 199,
+				     200, 249, 250, 255 };
+	__be32 a[4] = { 0 };
+	size_t i, j, k, l, bad = 0, n = sizeof(edge);
+	uint32_t x = 2463534242u;	/* xorshift32 */
+
+	for (i = 0; i < n * n * n * n + 100000; i++) {
+		__u8 *b = (__u8 *)a;
+
+		if (i < n * n * n * n) {
+			j = i, k = j / n, l = k / n;
+			b[0] = edge[j % n], b[1] = edge[k % n];
+			b[2] = edge[l % n], b[3] = edge[l / n % n];
+		} else {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			a[0] = x;
+		}
+		inet_ntop(AF_INET, a, want, sizeof(want));
+		xlb_addr_str(XLB_FAMILY_INET, a, got);
+		if (strcmp(got, want) && bad++ < 5)
+			TH_LOG("%s named %s", want, got);
+	}
+	EXPECT_EQ(0, bad);
+}
+
 TEST(overlong_line_and_file_are_refused)
 {
 	size_t len = strlen(BASE) + XLB_LINE_MAX + 1, big = XLB_FILE_MAX + 1;

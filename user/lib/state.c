@@ -61,14 +61,13 @@ void xlb_backend_conf_init(struct xlb_backend_conf *b,
 			   const struct xlb_vip_key *vip, uint8_t family,
 			   const __be32 addr[4])
 {
-	char buf[XLB_ADDR_STR_MAX];
+	_Static_assert(sizeof(b->name) >= XLB_ADDR_STR_MAX, "name holds an address");
 
 	memset(b, 0, sizeof(*b));
 	b->vip = *vip;
 	b->family = family;
 	memcpy(b->addr, addr, sizeof(b->addr));
-	snprintf(b->name, sizeof(b->name), "%s",
-		 xlb_addr_str(family, addr, buf));
+	xlb_addr_str(family, addr, b->name);
 	b->weight = 1;
 	b->admin = XLB_ADMIN_ACTIVE;
 	xlb_health_init(&b->health, XLB_HEALTH_INHERIT);
@@ -208,13 +207,20 @@ int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src)
 
 int xlb_vip_key_cmp(const struct xlb_vip_key *a, const struct xlb_vip_key *b)
 {
-	int c;
+	int i;
 
+	/* most calls compare a VIP with itself: a file's backends in order */
+	if (!((a->addr[0] ^ b->addr[0]) | (a->addr[1] ^ b->addr[1]) |
+	      (a->addr[2] ^ b->addr[2]) | (a->addr[3] ^ b->addr[3])) &&
+	    a->port == b->port && a->proto == b->proto &&
+	    a->family == b->family)
+		return 0;
 	if (a->family != b->family)
 		return a->family < b->family ? -1 : 1;
-	c = memcmp(a->addr, b->addr, sizeof(a->addr));
-	if (c)
-		return c < 0 ? -1 : 1;
+	/* network order: word by word is byte by byte */
+	for (i = 0; i < 4; i++)
+		if (a->addr[i] != b->addr[i])
+			return ntohl(a->addr[i]) < ntohl(b->addr[i]) ? -1 : 1;
 	if (a->port != b->port)
 		return ntohs(a->port) < ntohs(b->port) ? -1 : 1;
 	if (a->proto != b->proto)
@@ -330,7 +336,12 @@ static size_t link_lower(const struct xlb_state *s, const char *ifname)
 /* Index of the VIP, or -1. */
 static long vip_index(const struct xlb_state *s, const struct xlb_vip_key *key)
 {
-	size_t i = vip_lower(s, key);
+	size_t i;
+
+	/* a file in canonical order names the last VIP added, the last one */
+	if (s->n_vips && !xlb_vip_key_cmp(&s->vips[s->n_vips - 1].key, key))
+		return (long)s->n_vips - 1;
+	i = vip_lower(s, key);
 
 	if (i < s->n_vips && !xlb_vip_key_cmp(&s->vips[i].key, key))
 		return (long)i;
