@@ -64,9 +64,11 @@ struct {
 #define XLB_TABLE_MAP_ITEM(c, m)	XLB_TABLE_MAP(m);
 XLB_TABLE_SIZES_X(XLB_TABLE_MAP_ITEM)
 
+/* libxlb maps it: a restarting xlbd reads every id without a system call */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XLB_MAX_BACKENDS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct xlb_backend);
 } xlb_backends SEC(".maps");

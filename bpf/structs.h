@@ -99,7 +99,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		8
+#define XLB_DP_ABI		9
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */

@@ -106,7 +106,7 @@ static int dp_create(struct xlb_dp *dp)
 		return -1;
 	dp->backends = map_new(BPF_MAP_TYPE_ARRAY, "xlb_backends", 4,
 			       sizeof(struct xlb_backend), XLB_MAX_BACKENDS,
-			       0, 0);
+			       BPF_F_MMAPABLE, 0);
 	dp->conntrack = map_new(BPF_MAP_TYPE_ARRAY, "xlb_conntrack", 4,
 				sizeof(struct xlb_ct_entry),
 				XLB_CONNTRACK_DEFAULT, BPF_F_MMAPABLE, 0);

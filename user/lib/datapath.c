@@ -115,6 +115,10 @@ void xlb_dp_close(struct xlb_dp *dp)
 		munmap(dp->member_map, XLB_MEMBER_BUCKETS *
 		       sizeof(struct xlb_member_bucket));
 	dp->member_map = NULL;
+	if (dp->backend_map)
+		munmap((void *)dp->backend_map,
+		       XLB_MAX_BACKENDS * sizeof(struct xlb_backend));
+	dp->backend_map = NULL;
 	for (i = 0; i < N_MAPS; i++) {
 		fd = dp_fd(dp, &map_specs[i]);
 		if (*fd >= 0)
@@ -204,6 +208,12 @@ int dp_finish(struct xlb_dp *dp, struct xlb_err *err)
 		return xlb_errf(err, errno, "cannot map %s (made without BPF_F_MMAPABLE?): %s",
 				XLB_MAP_MEMBERS, strerror(errno));
 	dp->member_map = g;
+	g = mmap(NULL, XLB_MAX_BACKENDS * sizeof(struct xlb_backend), PROT_READ,
+		 MAP_SHARED, dp->backends, 0);
+	if (g == MAP_FAILED)
+		return xlb_errf(err, errno, "cannot map %s (made without BPF_F_MMAPABLE?): %s",
+				XLB_MAP_BACKENDS, strerror(errno));
+	dp->backend_map = g;
 	return dp_vip_classes_learn(dp, err);
 }
 

@@ -48,6 +48,7 @@ struct xlb_dp {
 	int be_conns;		/* xlb_be_conns */
 	__u32 *gen_map;		/* xlb_gen, mapped (xlb_dp_changed) */
 	struct xlb_member_bucket *member_map;	/* xlb_members, mapped */
+	const struct xlb_backend *backend_map;	/* xlb_backends, read-only */
 	int ncpus;		/* possible CPUs: per-CPU value count */
 	/* xlb_dp_vip_hold: VIP changes wait for xlb_dp_vip_release */
 	int vip_holds;
