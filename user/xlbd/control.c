@@ -816,6 +816,12 @@ static void accept_clients(struct xlbd *d)
 			continue;
 		}
 		d->n_clients++;
+		/*
+		 * A client that connected while the daemon was busy (its
+		 * start, a large change) has usually sent its request too:
+		 * read it now, not after the rest of this turn's work.
+		 */
+		xlbd_control_event(d, d->ctl_epfd, fd, EPOLLIN);
 	}
 }
 
