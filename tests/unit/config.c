@@ -828,6 +828,53 @@ TEST(ipv4_names_are_inet_ntops)
 	EXPECT_EQ(0, bad);
 }
 
+/* IPv4 addresses are read by hand: as inet_pton reads them, or refused. */
+TEST(ipv4_reading_is_inet_ptons)
+{
+	static const char *const edge[] = {
+		"0.0.0.0", "255.255.255.255", "256.0.0.1", "1.2.3", "1.2.3.4.",
+		".1.2.3.4", "1..2.3", "01.2.3.4", "1.2.3.04", "1.2.3.00",
+		"1.2.3.0", "10.0.100.9", "1.2.3.4.5", "1.2.3.999", "1.2.3.-1",
+		"1.2.3.4 ", " 1.2.3.4", "1.2.3.4a", "0x1.2.3.4", "1.2.3.1000",
+		"", ".", "1", "1.", "999.1.1.1", "25.255.2550.1",
+	};
+	static const char alpha[] = "0123456789.";
+	char s[24];
+	__be32 a[4], want;
+	uint8_t fam;
+	size_t i, j, n, bad = 0;
+	uint32_t x = 88172645u;	/* xorshift32 */
+	int ok, pton;
+
+	for (i = 0; i < sizeof(edge) / sizeof(edge[0]) + 300000; i++) {
+		if (i < sizeof(edge) / sizeof(edge[0])) {
+			snprintf(s, sizeof(s), "%s", edge[i]);
+		} else {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			n = 1 + x % 16;
+			for (j = 0; j < n; j++) {
+				x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+				/* mostly digits and dots; a fifth well formed */
+				s[j] = alpha[x % 11];
+			}
+			s[n] = 0;
+			if (!(i % 5))
+				snprintf(s, sizeof(s), "%u.%u.%u.%u",
+					 x >> 24, x >> 16 & 255, x >> 8 & 255,
+					 x & 255);
+		}
+		pton = inet_pton(AF_INET, s, &want) == 1;
+		ok = !xlb_addr_parse(s, &fam, a);
+		if (ok != pton || (ok && (fam != XLB_FAMILY_INET ||
+					  a[0] != want))) {
+			if (bad++ < 5)
+				TH_LOG("\"%s\": inet_pton %d, read %d", s, pton,
+				       ok);
+		}
+	}
+	EXPECT_EQ(0, bad);
+}
+
 TEST(overlong_line_and_file_are_refused)
 {
 	size_t len = strlen(BASE) + XLB_LINE_MAX + 1, big = XLB_FILE_MAX + 1;

@@ -222,6 +222,41 @@ static int parse_key(const char *s, struct xlb_hash_key *k, struct xlb_err *err)
 	return 0;
 }
 
+/*
+ * Dotted-quad IPv4 as inet_pton(AF_INET) takes it (four decimal octets
+ * of at most 255, no leading zero, nothing else): 1 and *out, or 0.  By
+ * hand because every line of a saved state names one or two addresses.
+ */
+static int ipv4_parse(const char *s, __be32 *out)
+{
+	unsigned int octets = 0, v = 0;
+	uint8_t b[4];
+	bool digit = false;
+
+	for (;; s++) {
+		if (*s >= '0' && *s <= '9') {
+			if (digit && !v)
+				return 0;	/* a leading zero */
+			v = v * 10 + (unsigned int)(*s - '0');
+			if (v > 255)
+				return 0;
+			digit = true;
+		} else if ((*s == '.' || !*s) && digit && octets < 4) {
+			b[octets++] = (uint8_t)v;
+			if (!*s)
+				break;
+			v = 0;
+			digit = false;
+		} else {
+			return 0;
+		}
+	}
+	if (octets != 4)
+		return 0;
+	memcpy(out, b, 4);
+	return 1;
+}
+
 /* An address, IPv6 maybe in brackets; 0 or -EINVAL. */
 int xlb_addr_parse(const char *s, uint8_t *family, __be32 addr[4])
 {
@@ -245,7 +280,7 @@ int xlb_addr_parse(const char *s, uint8_t *family, __be32 addr[4])
 	*family = XLB_FAMILY_INET;
 	if (bracket)
 		return -EINVAL;
-	return inet_pton(AF_INET, buf, addr) == 1 ? 0 : -EINVAL;
+	return ipv4_parse(buf, addr) == 1 ? 0 : -EINVAL;
 }
 
 /* Why an address cannot be a VIP, backend or source; NULL if it can. */
@@ -359,7 +394,8 @@ static int parse_vip_addr(const char *vip, const char *a, size_t len,
 
 	if (len && len < sizeof(buf))
 		memcpy(buf, a, len);
-	if (!buf[0] || inet_pton(af, buf, k->addr) != 1)
+	if (!buf[0] || (bracket ? inet_pton(af, buf, k->addr) :
+			ipv4_parse(buf, k->addr)) != 1)
 		return xlb_errf(err, EINVAL,
 				"VIP \"%.60s\": \"%.*s\" is not an %s address",
 				vip, (int)(len > 46 ? 46 : len), a,
