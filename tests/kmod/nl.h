@@ -201,41 +201,49 @@ static inline int nl_route(const char *dst, int plen, const char *gw)
 	return nl_talk(nlh, dst);
 }
 
+/*
+ * One request whose answer is one message (not an ACK): the answer's
+ * length in buf (the request's buffer, MNL_SOCKET_BUFFER_SIZE), or -1.
+ */
+static inline ssize_t nl_ask(char *buf, struct nlmsghdr *nlh)
+{
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
+	ssize_t n = -1;
+
+	nlh->nlmsg_seq = (unsigned int)time(NULL);
+	if (!nl)
+		return -1;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) == 0 &&
+	    mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) >= 0)
+		n = mnl_socket_recvfrom(nl, buf, MNL_SOCKET_BUFFER_SIZE);
+	mnl_socket_close(nl);
+	nlh = (struct nlmsghdr *)buf;
+	return n >= (ssize_t)sizeof(*nlh) && mnl_nlmsg_ok(nlh, (int)n) ? n : -1;
+}
+
 /* The type of the route the kernel picks for dst (RTN_LOCAL for an
  * address this host takes), or -1. */
 static inline int nl_route_type(const char *dst)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	int fam = strchr(dst, ':') ? AF_INET6 : AF_INET, type = -1;
-	struct mnl_socket *nl;
+	int fam = strchr(dst, ':') ? AF_INET6 : AF_INET;
 	struct nlmsghdr *nlh;
 	struct rtmsg *rtm;
 	unsigned char d[16];
-	ssize_t n;
 
 	if (inet_pton(fam, dst, d) != 1)
 		return -1;
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETROUTE;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
-	nlh->nlmsg_seq = (unsigned int)time(NULL);
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = (unsigned char)fam;
 	rtm->rtm_dst_len = fam == AF_INET ? 32 : 128;
 	mnl_attr_put(nlh, RTA_DST, fam == AF_INET ? 4 : 16, d);
-	nl = mnl_socket_open(NETLINK_ROUTE);
-	if (!nl)
+	if (nl_ask(buf, nlh) < (ssize_t)(sizeof(*nlh) + sizeof(*rtm)) ||
+	    nlh->nlmsg_type != RTM_NEWROUTE)
 		return -1;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) == 0 &&
-	    mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) >= 0) {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		nlh = (struct nlmsghdr *)buf;
-		if (n >= (ssize_t)(sizeof(*nlh) + sizeof(*rtm)) &&
-		    nlh->nlmsg_type == RTM_NEWROUTE)
-			type = ((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_type;
-	}
-	mnl_socket_close(nl);
-	return type;
+	return ((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_type;
 }
 
 /*
@@ -247,29 +255,17 @@ static inline int nl_route_type(const char *dst)
 static inline int nl_operstate(const char *name)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct mnl_socket *nl;
 	struct nlmsghdr *nlh;
 	struct nlattr *a;
 	int state = -1;
-	ssize_t n;
 
 	nlh = nl_link_msg(buf, RTM_GETLINK, NLM_F_REQUEST, 0);
-	nlh->nlmsg_seq = (unsigned int)time(NULL);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-	nl = mnl_socket_open(NETLINK_ROUTE);
-	if (!nl)
+	if (nl_ask(buf, nlh) < 0 || nlh->nlmsg_type != RTM_NEWLINK)
 		return -1;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) == 0 &&
-	    mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) >= 0) {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		nlh = (struct nlmsghdr *)buf;
-		if (n >= (ssize_t)sizeof(*nlh) && mnl_nlmsg_ok(nlh, (int)n) &&
-		    nlh->nlmsg_type == RTM_NEWLINK)
-			mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg))
-				if (mnl_attr_get_type(a) == IFLA_OPERSTATE)
-					state = mnl_attr_get_u8(a);
-	}
-	mnl_socket_close(nl);
+	mnl_attr_for_each(a, nlh, sizeof(struct ifinfomsg))
+		if (mnl_attr_get_type(a) == IFLA_OPERSTATE)
+			state = mnl_attr_get_u8(a);
 	return state;
 }
 
