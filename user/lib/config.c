@@ -1241,7 +1241,7 @@ static int check_text(const char *line, size_t len, unsigned int *col,
 	/*
 	 * Eight bytes at a time while none is below 0x20 or 0x7f (the
 	 * exact tests of "has a byte less than n" and "has a zero byte"):
-	 * a saved state of 100 000 lines is 4 MB to check at every start.
+	 * a large saved state is checked whole at every start.
 	 */
 	for (; i + 8 <= len; i += 8) {
 		memcpy(&w, line + i, 8);

@@ -618,8 +618,8 @@ int xlb_etcd_parse_lease(const char *text, size_t len, int64_t *id,
 /*
  * libcurl is loaded when the first etcd handle opens, not linked: only a
  * daemon in a cluster talks to etcd, and the library with what it brings
- * (TLS, Kerberos, LDAP, SSH: 19 of the 39 libraries xlbd would load)
- * cost every start of xlbd and xlbctl the time to load them.
+ * (TLS, Kerberos, LDAP, SSH: half the libraries xlbd would load)
+ * cost every start of xlbd the time to load them.
  */
 #define CURL_SONAME "libcurl.so.4"
 

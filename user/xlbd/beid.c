@@ -424,9 +424,9 @@ int xlbd_beid_adopt(struct xlbd *d)
 	uint32_t id;
 
 	/*
-	 * Every id from the mapped array: a batch lookup of its 65 535
-	 * entries took 20 ms of each restart, as long as the rest of a
-	 * small one.  Nothing else writes the map while xlbd starts.
+	 * Every id from the mapped array: a batch lookup has the kernel
+	 * copy all XLB_MAX_BACKENDS entries one by one, a large part of a
+	 * small restart.  Nothing else writes the map while xlbd starts.
 	 */
 	for (id = 0; id < XLB_MAX_BACKENDS; id++) {
 		struct xlb_backend b = d->dp.backend_map[id];
