@@ -124,6 +124,45 @@ void xlb_mem_huge(void *p, size_t len)
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
+/*
+ * A page fault costs as much as zeroing a 4 KiB page several times over
+ * on a virtual machine, and a state of many backends would take
+ * thousands of them in 4 KiB pages.
+ */
+void *xlb_mem_alloc(size_t len, bool zero)
+{
+	void *p;
+
+	if (len < XLB_MEM_HUGE_MIN)
+		return zero ? calloc(1, len ? len : 1) : malloc(len ? len : 1);
+	if (posix_memalign(&p, XLB_MEM_HUGE_MIN, len))
+		return NULL;
+	xlb_mem_huge(p, len);
+	if (zero)
+		memset(p, 0, len);
+	return p;
+}
+
+/*
+ * The array of n elements grown to cap: realloc while it is small; a
+ * large one moves into a fresh aligned allocation (realloc's mremap
+ * would move its huge pages to an address of another alignment, where
+ * the kernel splits them).
+ */
+static void *arr_grow(void *arr, size_t n, size_t sz, size_t cap)
+{
+	void *a;
+
+	if (cap * sz < XLB_MEM_HUGE_MIN)
+		return realloc(arr, cap * sz);
+	a = xlb_mem_alloc(cap * sz, false);
+	if (a && n)
+		memcpy(a, arr, n * sz);
+	if (a)
+		free(arr);
+	return a;
+}
+
 /* Insert elem at pos; returns the (maybe moved) array, NULL if out of memory. */
 static void *arr_insert(void *arr, size_t *n, size_t sz, size_t pos,
 			const void *elem)
@@ -131,11 +170,9 @@ static void *arr_insert(void *arr, size_t *n, size_t sz, size_t pos,
 	char *a = arr;
 
 	if (!*n || (*n >= 4 && !(*n & (*n - 1)))) {
-		a = realloc(arr, cap_for(*n + 1) * sz);
+		a = arr_grow(arr, *n, sz, cap_for(*n + 1));
 		if (!a)
 			return NULL;
-		/* a file of 100 000 backends fills 27 MiB a page at a time */
-		xlb_mem_huge(a, cap_for(*n + 1) * sz);
 	}
 	memmove(a + (pos + 1) * sz, a + pos * sz, (*n - pos) * sz);
 	memcpy(a + pos * sz, elem, sz);
@@ -172,12 +209,11 @@ static void *arr_dup(const void *arr, size_t n, size_t sz, int *ret)
 
 	if (!n)
 		return NULL;
-	a = malloc(cap_for(n) * sz);
+	a = xlb_mem_alloc(cap_for(n) * sz, false);
 	if (!a) {
 		*ret = -ENOMEM;
 		return NULL;
 	}
-	xlb_mem_huge(a, cap_for(n) * sz);
 	memcpy(a, arr, n * sz);
 	return a;
 }

@@ -156,6 +156,12 @@ void xlb_state_init(struct xlb_state *s);
  */
 #define XLB_MEM_HUGE_MIN	(2u << 20)
 void xlb_mem_huge(void *p, size_t len);
+/*
+ * len bytes, freed with free(); when that large, on a huge page's
+ * boundary with the advice on all of it, so that every page of it can
+ * be huge.  zero: cleared (calloc).
+ */
+void *xlb_mem_alloc(size_t len, bool zero);
 void xlb_state_free(struct xlb_state *s);
 int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);
 bool xlb_state_equal(const struct xlb_state *a, const struct xlb_state *b);

@@ -455,9 +455,7 @@ int xlbd_beid_adopt(struct xlbd *d)
 
 int xlbd_beid_init(struct xlbd *d)
 {
-	d->beids = calloc(XLB_MAX_BACKENDS, sizeof(*d->beids));
-	if (d->beids)
-		xlb_mem_huge(d->beids, XLB_MAX_BACKENDS * sizeof(*d->beids));
+	d->beids = xlb_mem_alloc(XLB_MAX_BACKENDS * sizeof(*d->beids), true);
 	d->beid_hash_size = 1u << 17;
 	d->beid_hash = calloc(d->beid_hash_size, sizeof(*d->beid_hash));
 	if (!d->beids || !d->beid_hash)

@@ -632,13 +632,12 @@ int xlbd_commit(struct xlbd *d, struct xlb_state *s, struct xlb_err *err)
 	if (ret)
 		return ret;
 	c.nv = calloc(s->n_vips ? s->n_vips : 1, sizeof(*c.nv));
-	c.nb = calloc(s->n_backends ? s->n_backends : 1, sizeof(*c.nb));
+	c.nb = xlb_mem_alloc(s->n_backends * sizeof(*c.nb), true);
 	if (!c.nv || !c.nb) {
 		free(c.nv);
 		free(c.nb);
 		return xlb_errf(err, ENOMEM, "out of memory");
 	}
-	xlb_mem_huge(c.nb, s->n_backends * sizeof(*c.nb));
 	commit_vips(d, &c);
 	ret = commit_backends(d, &c, err);
 	/* links last among the things that can fail */

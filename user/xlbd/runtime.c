@@ -158,12 +158,11 @@ int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
 		return xlb_errf(err, errno, "cannot open %s: %s", path,
 				strerror(errno));
 	}
-	buf = malloc(XLB_FILE_MAX + 1);
+	buf = xlb_mem_alloc(XLB_FILE_MAX + 1, false);
 	if (!buf) {
 		fclose(f);
 		return xlb_errf(err, ENOMEM, "out of memory");
 	}
-	xlb_mem_huge(buf, XLB_FILE_MAX + 1);
 	n = fread(buf, 1, XLB_FILE_MAX + 1, f);
 	ret = ferror(f) ? -EIO : 0;
 	fclose(f);
