@@ -108,36 +108,22 @@ static size_t cap_for(size_t n)
 }
 
 /*
- * The pages around [p, p + len), rounded out: an allocation this large is
- * a mapping of its own from its page's start to its last page's end, and
- * advice on all of it keeps it one mapping, which realloc can grow with
- * mremap.  Rounded in, the advice split off its first page, mremap of
- * the two failed, and every growth was a copy into fresh pages.
- */
-void xlb_mem_huge(void *p, size_t len)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = (uintptr_t)p & ~(page - 1);
-	uintptr_t hi = ((uintptr_t)p + len + page - 1) & ~(page - 1);
-
-	if (len >= XLB_MEM_HUGE_MIN && hi > lo)
-		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-}
-
-/*
  * A page fault costs as much as zeroing a 4 KiB page several times over
  * on a virtual machine, and a state of many backends would take
- * thousands of them in 4 KiB pages.
+ * thousands of them in 4 KiB pages.  The advice covers the allocation's
+ * pages rounded out (its start is aligned): rounded in, it would split
+ * the mapping.
  */
 void *xlb_mem_alloc(size_t len, bool zero)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	void *p;
 
 	if (len < XLB_MEM_HUGE_MIN)
 		return zero ? calloc(1, len ? len : 1) : malloc(len ? len : 1);
 	if (posix_memalign(&p, XLB_MEM_HUGE_MIN, len))
 		return NULL;
-	xlb_mem_huge(p, len);
+	madvise(p, (len + page - 1) & ~(page - 1), MADV_HUGEPAGE);
 	if (zero)
 		memset(p, 0, len);
 	return p;

@@ -150,17 +150,13 @@ struct xlb_state {
  */
 void xlb_state_init(struct xlb_state *s);
 /*
- * Memory of len bytes at p, not touched yet, asks for huge pages when it
- * is that large (a state of 100 000 backends is 27 MiB: a page fault per
- * 4 KiB of it costs more than the work done in it).  Advice only.
+ * len bytes, freed with free(); from XLB_MEM_HUGE_MIN on, on a huge
+ * page's boundary with the huge-page advice on all of it, so that every
+ * page of it can be huge (a state of 100 000 backends is 27 MiB: a page
+ * fault per 4 KiB of it costs more than the work done in it).  zero:
+ * cleared (calloc).
  */
 #define XLB_MEM_HUGE_MIN	(2u << 20)
-void xlb_mem_huge(void *p, size_t len);
-/*
- * len bytes, freed with free(); when that large, on a huge page's
- * boundary with the advice on all of it, so that every page of it can
- * be huge.  zero: cleared (calloc).
- */
 void *xlb_mem_alloc(size_t len, bool zero);
 void xlb_state_free(struct xlb_state *s);
 int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);

@@ -828,10 +828,10 @@ int main(int argc, char **argv)
 	d.st.t0 = mark = xlbd_now();
 	/*
 	 * Large arrays (a state of 100 000 backends is 27 MiB, its runtime
-	 * 31 MiB) always get a mapping of their own: they grow by mremap,
-	 * not by a copy into fresh pages, and ask for huge pages
-	 * (xlb_mem_huge).  glibc's default threshold rises after the first
-	 * such array is freed, and the next would come from the heap.
+	 * 31 MiB) always get a mapping of their own, fresh and on huge
+	 * pages (xlb_mem_alloc), given back to the system when freed.
+	 * glibc's default threshold rises after the first such array is
+	 * freed, and the next would come from the heap.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	signals_block();	/* first: before any thread exists */
