@@ -985,6 +985,124 @@ TEST_F(dp, table_republish_new_size)
 	EXPECT_EQ(-ENOENT, xlb_dp_table_unpublish(&self->dp, vip));
 }
 
+static __u8 member_state(const struct xlb_dp *dp, __u32 vip, __u16 id)
+{
+	__u8 st = 0;
+
+	if (xlb_dp_member_get(dp, vip, id, &st, NULL))
+		return 0;	/* no record */
+	return st;
+}
+
+static void expect_table(struct __test_metadata *_metadata,
+			 const struct xlb_dp *dp, __u32 vip,
+			 const struct xlb_table *t)
+{
+	struct xlb_table back = { 0 };
+	struct xlb_err err = { "" };
+
+	ASSERT_EQ(0, xlb_dp_table_read(dp, vip, &back, &err))
+		TH_LOG("VIP %u: %s", vip, err.msg);
+	ASSERT_EQ(t->size, back.size);
+	EXPECT_EQ(0, xlb_table_diff(t, &back)) TH_LOG("VIP %u", vip);
+	xlb_table_free(&back);
+}
+
+/*
+ * Two VIPs of one table share one map: the second gets no map of its
+ * own.  A shared map is never rewritten in place: the next table of
+ * either VIP is a fresh map, and the other keeps the shared one whole,
+ * with its members.  A map of its own is rewritten in place again.
+ */
+TEST_F(dp, table_share_one_map_never_rewritten)
+{
+	struct xlb_table t, u, w;
+	__u32 a = 21, b = 22, none = 23, id_t, id, id_u;
+
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, 509, 6));
+	ASSERT_EQ(0, table_make(&u, XLB_ALGO_MAGLEV, 509, 5));
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &t, &id_t,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_table_share(&self->dp, b, a, &t, &id, &self->err))
+		TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(id_t, id);
+	EXPECT_EQ(id_t, inner_id(&self->dp, 509, b));
+	EXPECT_EQ(xlb_table_class(509), self->dp.vip_class[b]);
+	expect_table(_metadata, &self->dp, b, &t);
+	EXPECT_EQ(XLB_MEMBER_ACTIVE, member_state(&self->dp, b, 5));
+
+	/* bad forms: refused, b's table and members as they were */
+	EXPECT_EQ(-ENOENT, xlb_dp_table_share(&self->dp, b, none, &t, &id,
+					      &self->err));
+	EXPECT_NE(NULL, strstr(self->err.msg, "publishes no table of 509 slots"))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, table_make(&w, XLB_ALGO_MAGLEV, 251, 6));
+	EXPECT_EQ(-ENOENT, xlb_dp_table_share(&self->dp, b, a, &w, &id,
+					      &self->err))
+		TH_LOG("a table of another size shared");
+	xlb_table_free(&w);
+	EXPECT_EQ(-EINVAL, xlb_dp_table_share(&self->dp, b, b, &t, &id,
+					      &self->err));
+	EXPECT_EQ(-EINVAL, xlb_dp_table_share(&self->dp, XLB_MAX_VIPS, a, &t,
+					      &id, &self->err));
+	EXPECT_EQ(id_t, inner_id(&self->dp, 509, b));
+	expect_table(_metadata, &self->dp, b, &t);
+
+	/* a's next table: a fresh map; b keeps the shared one, whole */
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &u, &id_u,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	EXPECT_NE(id_t, id_u) TH_LOG("a shared map was rewritten in place");
+	expect_table(_metadata, &self->dp, a, &u);
+	expect_table(_metadata, &self->dp, b, &t);
+	EXPECT_EQ(id_t, inner_id(&self->dp, 509, b));
+	EXPECT_EQ(XLB_MEMBER_GONE, member_state(&self->dp, a, 5));
+	EXPECT_EQ(XLB_MEMBER_ACTIVE, member_state(&self->dp, b, 5));
+	/* a's own map now: rewritten in place */
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &t, &id,
+					     &self->err));
+	EXPECT_EQ(id_u, id) TH_LOG("a map of its own was not rewritten");
+	EXPECT_EQ(XLB_MEMBER_ACTIVE, member_state(&self->dp, a, 5));
+	/* b's next: a fresh map too (it shared one), a's untouched */
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, b, &u, &id,
+					     &self->err));
+	EXPECT_NE(id_t, id);
+	EXPECT_NE(id_u, id);
+	expect_table(_metadata, &self->dp, a, &t);
+	expect_table(_metadata, &self->dp, b, &u);
+	EXPECT_EQ(XLB_MEMBER_GONE, member_state(&self->dp, b, 5));
+	xlb_table_free(&t);
+	xlb_table_free(&u);
+}
+
+/*
+ * A handle that did not write a VIP's records (a daemon that adopts)
+ * still finds its leavers, and does not rewrite in place a map it did
+ * not make: another VIP may share it.
+ */
+TEST_F(dp, table_adopter_finds_leavers_and_makes_a_fresh_map)
+{
+	struct xlb_table t, u;
+	__u32 a = 31, id_t, id;
+	__u16 i;
+
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_RING, 509, 8));
+	ASSERT_EQ(0, table_make(&u, XLB_ALGO_RING, 509, 3));
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &t, &id_t,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	/* what a handle opened on these maps knows of them */
+	memset(self->dp.vip_excl, 0, sizeof(self->dp.vip_excl));
+	self->dp.mids_known = false;
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &u, &id,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	EXPECT_NE(id_t, id);
+	expect_table(_metadata, &self->dp, a, &u);
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(i < 3 ? XLB_MEMBER_ACTIVE : XLB_MEMBER_GONE,
+			  member_state(&self->dp, a, i)) TH_LOG("backend %u", i);
+	xlb_table_free(&t);
+	xlb_table_free(&u);
+}
+
 /*
  * A rewrite in place that stopped halfway (its writer killed) leaves the
  * header flag set: reading the table says so instead of returning a

@@ -60,6 +60,29 @@ struct xlb_dp {
 	 */
 	__u8 vip_class[XLB_MAX_VIPS];
 	__u16 vip_stale[XLB_MAX_VIPS];
+	/*
+	 * Per VIP id: its table map is known to be its alone, so that it
+	 * may be rewritten in place.  False for a map shared with other
+	 * VIPs (xlb_dp_table_share), and for every map found when adopting
+	 * (who else points at it is not known): those get a fresh map at
+	 * their next publication.
+	 */
+	bool vip_excl[XLB_MAX_VIPS];
+	/*
+	 * Per VIP id: every backend that may have a live member record of
+	 * it (dp_member.c), so that a VIP's leavers are found without a scan
+	 * of all records.  Learnt by one scan at the first need.
+	 */
+	/*
+	 * How long the last switch of an outer table entry took, ns (0:
+	 * none yet): long where the kernel waits a grace period in it.
+	 */
+	__u64 switch_ns;
+	bool mids_known;
+	struct dp_mids {
+		__u32 n, cap;
+		__u16 *ids;
+	} vip_mids[XLB_MAX_VIPS];
 };
 
 /* The map names, as in the BPF object and under the bpffs pin folder. */
@@ -223,10 +246,12 @@ int xlb_dp_backend_get(const struct xlb_dp *dp, __u16 id,
 /* --- lookup tables (docs/design.md contracts 2 and 4) --------------------- */
 
 /*
- * Publish t as the table of VIP vip_id: a new inner map is filled while the
- * old one keeps serving, then one update of the outer entry switches every
- * CPU over.  A packet sees the whole old table or the whole new one; when
- * this returns, no program still reads the old one.
+ * Publish t as the table of VIP vip_id.  A table map that is the VIP's
+ * alone and of t's size is rewritten in place (the slots that differ, one
+ * word store each, no grace period waited for); otherwise a new inner map
+ * is filled while the old one keeps serving, then one update of the outer
+ * entry switches every CPU over.  Either way a packet sees each slot of
+ * the old table or of the new one, whole (docs/design.md contract 4).
  *
  * M may change.  The outer map of t's size gets the table, and the VIP
  * index its new size class, in the index switch that follows (now, or at
@@ -237,15 +262,34 @@ int xlb_dp_backend_get(const struct xlb_dp *dp, __u16 id,
  */
 int xlb_dp_table_publish(struct xlb_dp *dp, __u32 vip_id,
 			 const struct xlb_table *t, struct xlb_err *err);
-/* As xlb_dp_table_publish; *map_id is the new table map's id. */
+/* As xlb_dp_table_publish; *map_id is the table map's id. */
 int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 			    const struct xlb_table *t, __u32 *map_id,
 			    struct xlb_err *err);
 /*
+ * Publish for vip_id the very table map from_vip publishes, which must
+ * hold t (a table built from the same inputs): no map is made or filled,
+ * one outer entry is written, and the two VIPs' packets read the same
+ * memory.  Neither map is rewritten in place from then on; each VIP gets
+ * a fresh map at its next publication.  -ENOENT when from_vip publishes no
+ * table of t's size.  from_vip must not be published meanwhile; other
+ * VIPs may share it on several threads at once.
+ */
+int xlb_dp_table_share(struct xlb_dp *dp, __u32 vip_id, __u32 from_vip,
+		       const struct xlb_table *t, __u32 *map_id,
+		       struct xlb_err *err);
+/*
+ * How long the last switch of a table map took in the kernel (ns; 0 when
+ * none was made yet).  Some kernels wait an RCU grace period there, and
+ * then many publications at once share one wait: callers pick how many
+ * threads to publish on by it.
+ */
+__u64 xlb_dp_switch_ns(const struct xlb_dp *dp);
+/*
  * Remove the table of vip_id (-ENOENT if none).  Delete the VIP first.
  * Removals of different VIPs may run on several threads at once.
  */
-int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id);
+int xlb_dp_table_unpublish(struct xlb_dp *dp, __u32 vip_id);
 /*
  * Read the published table of vip_id into out (slots allocated here; free
  * with xlb_table_free).  -ENOENT when vip_id has no table.

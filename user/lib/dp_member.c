@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dp_internal.h"
@@ -90,12 +91,86 @@ const char *xlb_member_state_name(__u8 state)
 	return state_name(state);
 }
 
+/*
+ * The lists of the backends that may hold a live record of each VIP
+ * (dp->vip_mids): a cache beside the records, written under member_lock,
+ * also through a const data path.  A list may name more than that (a
+ * backend twice, one whose record is GONE); never less.
+ */
+static struct dp_mids *mids_of(const struct xlb_dp *dp, __u32 vip)
+{
+	return &((struct xlb_dp *)dp)->vip_mids[vip];
+}
+
+static void mids_forget(const struct xlb_dp *dp)
+{
+	((struct xlb_dp *)dp)->mids_known = false;
+}
+
+static bool mids_room(struct dp_mids *m, __u32 n)
+{
+	__u32 cap = m->cap ? m->cap : 16;
+	__u16 *ids;
+
+	if (n <= m->cap)
+		return true;
+	while (cap < n)
+		cap *= 2;
+	ids = realloc(m->ids, cap * sizeof(*ids));
+	if (!ids)
+		return false;
+	m->ids = ids;
+	m->cap = cap;
+	return true;
+}
+
+/* A record of (vip, backend) was made: the list names it (or is dropped). */
+static void mids_add(const struct xlb_dp *dp, __u16 vip, __u16 backend)
+{
+	struct dp_mids *m = mids_of(dp, vip);
+
+	if (!dp->mids_known)
+		return;
+	if (m->n >= XLB_BACKEND_ID_MAX + 1 || !mids_room(m, m->n + 1)) {
+		mids_forget(dp);
+		return;
+	}
+	m->ids[m->n++] = backend;
+}
+
+/* Every VIP's list from one pass over the records; false: no memory. */
+static bool mids_learn(const struct xlb_dp *dp)
+{
+	__u32 p, v;
+
+	if (dp->mids_known)
+		return true;
+	for (v = 0; v < XLB_MAX_VIPS; v++)
+		mids_of(dp, v)->n = 0;
+	for (p = 0; p < XLB_MEMBER_SLOTS; p++) {
+		__u64 r = *rec_at(dp, p);
+		__u16 vip = (__u16)r;
+		struct dp_mids *m;
+
+		if (rec_state(r) == XLB_MEMBER_FREE ||
+		    rec_state(r) == XLB_MEMBER_GONE || vip >= XLB_MAX_VIPS)
+			continue;
+		m = mids_of(dp, vip);
+		if (!mids_room(m, m->n + 1))
+			return false;
+		m->ids[m->n++] = (__u16)((__u32)r >> 16);
+	}
+	((struct xlb_dp *)dp)->mids_known = true;
+	return true;
+}
+
 /* member_lock held */
 static int member_write(const struct xlb_dp *dp, __u16 vip, __u16 backend,
 			__u8 state, struct xlb_err *err)
 {
 	__u32 place;
 	bool found;
+	__u8 was;
 	int ret;
 
 	ret = member_place(dp, vip, backend, &place, &found);
@@ -108,8 +183,13 @@ static int member_write(const struct xlb_dp *dp, __u16 vip, __u16 backend,
 				XLB_MEMBER_WAYS, XLB_MEMBER_SLOTS);
 	if (!found && state == XLB_MEMBER_GONE)
 		return 0;
-	if (found && rec_state(*rec_at(dp, place)) == state)
+	was = found ? rec_state(*rec_at(dp, place)) : XLB_MEMBER_FREE;
+	if (was == state)
 		return 0;
+	/* a live record that was none: named before it is there */
+	if ((was == XLB_MEMBER_FREE || was == XLB_MEMBER_GONE) &&
+	    state != XLB_MEMBER_GONE)
+		mids_add(dp, vip, backend);
 	__atomic_store_n(rec_at(dp, place), rec_word(vip, backend, state),
 			 __ATOMIC_RELEASE);
 	return 1;
@@ -190,6 +270,62 @@ static bool table_has(const struct xlb_table *t, const __u8 *named, __u16 id)
 }
 
 /*
+ * The VIP's records of backends t does not list become GONE, found by a
+ * pass over all records (member_lock held; when the lists cannot be had).
+ */
+static bool members_leave_scan(const struct xlb_dp *dp, __u16 vip,
+			       const struct xlb_table *t)
+{
+	bool changed = false;
+	__u32 p;
+
+	for (p = 0; p < XLB_MEMBER_SLOTS; p++) {
+		__u64 rr = *rec_at(dp, p);
+		__u16 id = (__u16)((__u32)rr >> 16);
+
+		if ((__u16)rr != vip || rec_state(rr) == XLB_MEMBER_FREE ||
+		    rec_state(rr) == XLB_MEMBER_GONE || table_has(t, NULL, id))
+			continue;
+		__atomic_store_n(rec_at(dp, p),
+				 rec_word(vip, id, XLB_MEMBER_GONE),
+				 __ATOMIC_RELEASE);
+		changed = true;
+	}
+	return changed;
+}
+
+/*
+ * The same through the VIP's list (member_lock held), which then names
+ * exactly the table's members.
+ */
+static bool members_leave(const struct xlb_dp *dp, __u16 vip,
+			  const struct xlb_table *t)
+{
+	static __u8 listed[(XLB_BACKEND_ID_MAX + 8) / 8];
+	struct dp_mids *m = mids_of(dp, vip);
+	bool changed = false;
+	__u32 i;
+
+	for (i = 0; i < t->n_members; i++)
+		listed[t->members[i].id / 8] |= 1u << t->members[i].id % 8;
+	for (i = 0; i < m->n; i++)
+		if (!(listed[m->ids[i] / 8] & (1u << m->ids[i] % 8)))
+			changed |= member_write(dp, vip, m->ids[i],
+						XLB_MEMBER_GONE, NULL) > 0;
+	for (i = 0; i < t->n_members; i++)
+		listed[t->members[i].id / 8] = 0;
+	if (!mids_room(m, t->n_members)) {
+		mids_forget(dp);
+		return changed;
+	}
+	m->n = 0;
+	for (i = 0; i < t->n_members; i++)
+		if (t->members[i].state != XLB_MEMBER_GONE)
+			m->ids[m->n++] = t->members[i].id;
+	return changed;
+}
+
+/*
  * Members of VIP vip from table t, before (phase 0) and after (phase 1)
  * its slots are written: first those that take flows now, so that no
  * slot names a backend that is not yet a member; then those that stop,
@@ -252,18 +388,11 @@ int dp_members_sync(const struct xlb_dp *dp, __u32 vip,
 		}
 	}
 	/* after the slots: the VIP's members the table does not list leave */
-	for (p = 0; phase == 1 && t->members && !ret && p < XLB_MEMBER_SLOTS;
-	     p++) {
-		__u64 rr = *rec_at(dp, p);
-		__u16 id = (__u16)((__u32)rr >> 16);
-
-		if ((__u16)rr != vip || rec_state(rr) == XLB_MEMBER_FREE ||
-		    rec_state(rr) == XLB_MEMBER_GONE || table_has(t, named, id))
-			continue;
-		__atomic_store_n(rec_at(dp, p),
-				 rec_word((__u16)vip, id, XLB_MEMBER_GONE),
-				 __ATOMIC_RELEASE);
-		changed = 1;
+	if (phase == 1 && t->members && !ret) {
+		if (mids_learn(dp))
+			changed |= members_leave(dp, (__u16)vip, t);
+		else
+			changed |= members_leave_scan(dp, (__u16)vip, t);
 	}
 	pthread_mutex_unlock(&member_lock);
 	if (changed)

@@ -6,8 +6,8 @@
  * A table is an inner ARRAY map of one value, the whole table
  * (bpf/table.h: a header word, then 4-byte slots), mmapable.
  *
- * A table of the size already published is rewritten in place
- * (table_rewrite): only the slots that differ, each with one aligned
+ * A table of the size already published, in a map that is the VIP's alone,
+ * is rewritten in place (table_rewrite): only the slots that differ, each with one aligned
  * 32-bit store, then a new state generation.  No map is made or switched,
  * so nothing waits for the kernel's RCU grace period, and a VIP has one
  * table's memory, not two.  A packet reads one slot word (docs/design.md
@@ -18,17 +18,25 @@
  * would have by an old table (a backend id is reused only after such a
  * wait: dp_backend.c).
  *
- * A table of another size (or a VIP's first) is a fresh inner map, filled
- * through mmap before anything points at it, then swapped in with one
- * update of the outer ARRAY_OF_MAPS entry of its size, and the VIP index
- * switched to that size (the kernel waits an RCU grace period in each
- * update).  The inner map's flags and value size must equal those of the
+ * A table of another size (or a VIP's first, or one whose map other VIPs
+ * share) is a fresh inner map, filled through mmap before anything points
+ * at it, then swapped in with one update of the outer ARRAY_OF_MAPS entry
+ * of its size, and the VIP index switched to that size (some kernels wait
+ * an RCU grace period in each such update).
+ *
+ * VIPs whose tables are built from the same inputs (one backend pool
+ * behind several ports, say) may share one inner map (xlb_dp_table_share):
+ * one outer entry each, no map made or filled (on a virtual machine the
+ * first write to each fresh page of a map can cost far more than the
+ * copy itself).  A shared map is never rewritten in place, as that would
+ * change the other VIPs' tables with it.  The inner map's flags and value size must equal those of the
  * outer map's template: there is an outer map per table size
  * (bpf/structs.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <pthread.h>
@@ -47,6 +55,14 @@
 #define READ_PAUSE_US		500
 
 _Static_assert(sizeof(struct xlb_slot) == sizeof(__u32), "a slot is a word");
+
+static __u64 dp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
 
 /* Bytes of the mapping of a table of m slots: whole pages. */
 static size_t table_map_len(__u32 m)
@@ -200,18 +216,18 @@ static int table_rewrite(struct xlb_dp *dp, __u32 c, __u32 vip_id,
 	return 0;
 }
 
-/* A new inner map with t, put in the outer map of its size (class c). */
-static int table_swap(struct xlb_dp *dp, __u32 c, __u32 vip_id,
-		      const struct xlb_table *t, __u32 *map_id,
-		      struct xlb_err *err)
+/*
+ * Put the table map fd in the outer map of its size (class c) as the
+ * table of vip_id, and switch the VIP index to that size if it was
+ * another.
+ */
+static int table_put(struct xlb_dp *dp, __u32 c, __u32 vip_id, int fd,
+		     __u32 size, __u32 *map_id, struct xlb_err *err)
 {
+	int ret, outer = dp->tables[c - 1];
+	__u64 t0;
 	__u32 old;
-	int fd, ret, outer;
 
-	outer = dp->tables[c - 1];
-	fd = table_map_new(TABLE_FLAGS, t, err);
-	if (fd < 0)
-		return fd;
 	if (map_id) {
 		struct bpf_map_info info;
 		__u32 len = sizeof(info);
@@ -219,14 +235,15 @@ static int table_swap(struct xlb_dp *dp, __u32 c, __u32 vip_id,
 		memset(&info, 0, sizeof(info));
 		*map_id = bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 	}
+	t0 = dp_now_ns();
 	ret = bpf_map_update_elem(outer, &vip_id, &fd, BPF_ANY);
-	close(fd);	/* the outer map holds the table now */
+	__atomic_store_n(&dp->switch_ns, dp_now_ns() - t0, __ATOMIC_RELAXED);
 	xlb_dp_changed(dp);
 	if (ret == -EINVAL)
 		return xlb_errf(err, EINVAL,
 				"map %s%u refused the table of VIP %u: its inner map template must be an ARRAY of one %u-byte value (header and %u 4-byte slots) with flags 0x%x",
-				XLB_MAP_TABLES, t->size, vip_id,
-				XLB_TABLE_BYTES(t->size), t->size, TABLE_FLAGS);
+				XLB_MAP_TABLES, size, vip_id,
+				XLB_TABLE_BYTES(size), size, TABLE_FLAGS);
 	if (ret)
 		return xlb_errf(err, -ret, "cannot publish the table of VIP %u: %s",
 				vip_id, strerror(-ret));
@@ -253,6 +270,23 @@ static int table_swap(struct xlb_dp *dp, __u32 c, __u32 vip_id,
 	return 0;
 }
 
+/* A new inner map with t, put in the outer map of its size (class c). */
+static int table_swap(struct xlb_dp *dp, __u32 c, __u32 vip_id,
+		      const struct xlb_table *t, __u32 *map_id,
+		      struct xlb_err *err)
+{
+	int fd, ret;
+
+	fd = table_map_new(TABLE_FLAGS, t, err);
+	if (fd < 0)
+		return fd;
+	ret = table_put(dp, c, vip_id, fd, t->size, map_id, err);
+	close(fd);	/* the outer map holds the table now */
+	if (!ret)
+		dp->vip_excl[vip_id] = true;	/* a fresh map: its own */
+	return ret;
+}
+
 int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 			    const struct xlb_table *t, __u32 *map_id,
 			    struct xlb_err *err)
@@ -272,7 +306,8 @@ int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 	pthread_mutex_lock(&vip_lock[vip_id]);
 	ret = dp_members_sync(dp, vip_id, t, 0, err);
 	if (!ret)
-		ret = table_rewrite(dp, c, vip_id, t, map_id, err);
+		ret = dp->vip_excl[vip_id] ?
+		      table_rewrite(dp, c, vip_id, t, map_id, err) : 1;
 	if (ret > 0)
 		ret = table_swap(dp, c, vip_id, t, map_id, err);
 	if (!ret)
@@ -281,7 +316,62 @@ int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
 	return ret;
 }
 
-int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
+int xlb_dp_table_share(struct xlb_dp *dp, __u32 vip_id, __u32 from_vip,
+		       const struct xlb_table *t, __u32 *map_id,
+		       struct xlb_err *err)
+{
+	__u32 c, id;
+	int fd, ret;
+
+	ret = dp_vip_id_check(vip_id, err);
+	if (!ret)
+		ret = dp_vip_id_check(from_vip, err);
+	if (ret)
+		return ret;
+	if (vip_id == from_vip)
+		return xlb_errf(err, EINVAL,
+				"VIP %u cannot share its own table", vip_id);
+	c = t->slots ? xlb_table_class(t->size) : XLB_TABLE_CLASS_NONE;
+	/*
+	 * from_vip's map, never to be rewritten in place again: the caller
+	 * publishes no table of from_vip meanwhile (its lock is not held
+	 * below, where vip_id's is).
+	 */
+	pthread_mutex_lock(&vip_lock[from_vip]);
+	if (c == XLB_TABLE_CLASS_NONE || dp->vip_class[from_vip] != c ||
+	    bpf_map_lookup_elem(dp->tables[c - 1], &from_vip, &id))
+		ret = xlb_errf(err, ENOENT,
+			       "VIP %u publishes no table of %u slots to share",
+			       from_vip, t->size);
+	else
+		dp->vip_excl[from_vip] = false;
+	pthread_mutex_unlock(&vip_lock[from_vip]);
+	if (ret)
+		return ret;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return xlb_errf(err, -fd,
+				"cannot open the table map %u of VIP %u: %s",
+				id, from_vip, strerror(-fd));
+	pthread_mutex_lock(&vip_lock[vip_id]);
+	ret = dp_members_sync(dp, vip_id, t, 0, err);
+	if (!ret)
+		ret = table_put(dp, c, vip_id, fd, t->size, map_id, err);
+	if (!ret) {
+		dp->vip_excl[vip_id] = false;
+		ret = dp_members_sync(dp, vip_id, t, 1, err);
+	}
+	pthread_mutex_unlock(&vip_lock[vip_id]);
+	close(fd);
+	return ret;
+}
+
+__u64 xlb_dp_switch_ns(const struct xlb_dp *dp)
+{
+	return __atomic_load_n(&dp->switch_ns, __ATOMIC_RELAXED);
+}
+
+int xlb_dp_table_unpublish(struct xlb_dp *dp, __u32 vip_id)
 {
 	int ret = dp_vip_id_check(vip_id, NULL);
 	__u32 c;
@@ -293,6 +383,7 @@ int xlb_dp_table_unpublish(const struct xlb_dp *dp, __u32 vip_id)
 		return -ENOENT;
 	pthread_mutex_lock(&vip_lock[vip_id]);
 	ret = bpf_map_delete_elem(dp->tables[c - 1], &vip_id);
+	dp->vip_excl[vip_id] = false;
 	pthread_mutex_unlock(&vip_lock[vip_id]);
 	xlb_dp_changed(dp);
 	return ret;
