@@ -22,9 +22,24 @@ static void specs_free(struct xlb_backend_spec *specs, size_t n)
 	free(specs);
 }
 
+/*
+ * Drop one reference to a table whose memory twins may share (refs: how
+ * many hold it, or NULL when only this one does).
+ */
+static void table_put(struct xlb_table *t, uint32_t *refs)
+{
+	if (refs && --*refs) {
+		memset(t, 0, sizeof(*t));
+		return;
+	}
+	free(refs);
+	xlb_table_free(t);
+}
+
 void xlbd_vip_rt_free(struct xlbd_vip *rv)
 {
-	xlb_table_free(&rv->table);
+	table_put(&rv->table, rv->table_refs);
+	rv->table_refs = NULL;
 	specs_free(rv->specs, rv->n_specs);
 	rv->specs = NULL;
 	rv->n_specs = 0;
@@ -137,6 +152,7 @@ struct table_job {
 	long moved;		/* slots that moved from old, -1: unknown */
 	/* the job with the same inputs that builds for both, or NULL */
 	const struct table_job *twin;
+	uint32_t *refs;		/* jobs and VIPs sharing t, or NULL */
 };
 
 /* FNV-1a over everything a table depends on. */
@@ -198,6 +214,7 @@ const struct xlb_table *xlbd_vip_table(struct xlbd *d, size_t vi)
 		return NULL;
 	}
 	rv->table = t;
+	rv->table_refs = NULL;
 	rv->lazy = false;
 	return &rv->table;
 }
@@ -302,8 +319,9 @@ static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
 		rv->fingerprint = rv->prev_fp;
 		rv->map_id = rv->prev_map_id;
 		rv->in_table = rv->prev_in_table;
+		table_put(&rv->table, rv->table_refs);
+		rv->table_refs = NULL;
 		rv->table.size = j->p.size;
-		rv->table.slots = NULL;
 		rv->lazy = true;
 		rv->published = true;
 		j->specs = NULL;
@@ -337,65 +355,60 @@ static uint32_t table_members(const struct xlb_table *t)
 
 /*
  * On workers: no daemon state is touched but the job and the maps.  A
- * table is built (or copied from its twin's), then published; what the
- * daemon shows of it (fingerprint, members, slots moved) is computed
- * after it is live.
+ * table is built (a twin takes its builder's: table_twin_ref), then
+ * published; what the daemon shows of it (fingerprint, members, slots
+ * moved) is computed after it is live.
  */
 static void table_build(struct table_job *j)
 {
 	double t0 = xlbd_now();
 
 	j->moved = -1;
-	if (j->twin) {	/* built already: the same inputs, the same table */
-		j->ret = j->twin->ret;
-		j->err = j->twin->err;
-		j->t.size = j->twin->t.size;
-		j->t.slots = j->ret ? NULL :
-			     malloc(j->t.size * sizeof(*j->t.slots));
-		if (!j->ret && !j->t.slots)
-			j->ret = xlb_errf(&j->err, ENOMEM, "out of memory");
-		if (!j->ret)
-			memcpy(j->t.slots, j->twin->t.slots,
-			       j->t.size * sizeof(*j->t.slots));
-		if (!j->ret && j->twin->t.members) {
-			size_t mb = j->twin->t.n_members *
-				    sizeof(*j->t.members);
-
-			j->t.members = malloc(mb ? mb : 1);
-			if (!j->t.members)
-				j->ret = xlb_errf(&j->err, ENOMEM,
-						  "out of memory");
-			else
-				memcpy(j->t.members, j->twin->t.members, mb);
-			j->t.n_members = j->twin->t.n_members;
-		}
-	} else {
-		j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n,
-					 &j->err);
-	}
+	j->ret = xlb_table_build(&j->t, &j->p, j->specs, j->n, &j->err);
 	j->build_ms = (xlbd_now() - t0) * 1e3;
 }
 
 static void table_publish(struct xlb_dp *dp, struct table_job *j)
 {
+	const struct table_job *tw = j->twin && !j->twin->ret ? j->twin : NULL;
 	double t1 = xlbd_now();
 	bool same_size;
 
 	if (j->ret)
 		return;
 	same_size = j->old && j->t.size == j->old->size;
-	if (!same_size || memcmp(j->t.slots, j->old->slots,
-				 j->t.size * sizeof(*j->t.slots)) ||
+	if (!same_size || (j->t.slots != j->old->slots &&
+			   memcmp(j->t.slots, j->old->slots,
+				  j->t.size * sizeof(*j->t.slots))) ||
 	    !xlb_table_members_equal(&j->t, j->old)) {
-		j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t,
-						 &j->map_id, &j->err);
+		/*
+		 * A twin points at its builder's table map (published by
+		 * now: builders go first), or gets one of its own if that
+		 * cannot be.
+		 */
+		j->ret = 1;
+		if (tw)
+			j->ret = xlb_dp_table_share(dp, j->id, tw->id, &j->t,
+						    &j->map_id, &j->err);
+		if (j->ret)
+			j->ret = xlb_dp_table_publish_id(dp, j->id, &j->t,
+							 &j->map_id, &j->err);
 		j->live_at = xlbd_now();
 		j->publish_ms = (j->live_at - t1) * 1e3;
 		j->published = !j->ret;
 		if (j->ret)
 			return;
-		if (same_size)
+		/* twins' old tables are often shared too: diffed once */
+		if (same_size && tw && tw->old && tw->moved >= 0 &&
+		    tw->old->slots == j->old->slots)
+			j->moved = tw->moved;
+		else if (same_size)
 			j->moved = (long)xlb_table_diff(j->old, &j->t);
+	}
+	if (tw && tw->members) {	/* the same table, the same specs */
+		j->fingerprint = tw->fingerprint;
+		j->members = tw->members;
+		return;
 	}
 	j->fingerprint = xlb_table_fingerprint(&j->t, j->specs, j->n);
 	j->members = table_members(&j->t);
@@ -418,7 +431,7 @@ static void table_publish_run(void *ctx, size_t k)
 {
 	struct table_jobs *tj = ctx;
 
-	table_publish(tj->dp, &tj->jobs[k]);
+	table_publish(tj->dp, &tj->jobs[tj->order[k]]);
 }
 
 static bool params_equal(const struct xlb_table_params *a,
@@ -432,8 +445,9 @@ static bool params_equal(const struct xlb_table_params *a,
 /*
  * Tables are a function of their inputs: of jobs with the same inputs
  * (VIPs of one backend pool, say a service on several ports) the first
- * builds and the others copy its table.  order gets the builders first,
- * then the copies; returns how many build.
+ * builds, and the others (its twins) share its table, in the daemon's
+ * memory and in the data path's (xlb_dp_table_share).  order gets the
+ * builders first, then the twins; returns how many build.
  */
 static size_t table_twins(struct table_job *jobs, size_t n, size_t *order)
 {
@@ -470,6 +484,46 @@ static size_t table_twins(struct table_job *jobs, size_t n, size_t *order)
 	return built;
 }
 
+/*
+ * Threads for the twins' publications: one outer entry and the member
+ * records each, work for the CPU, where threads beyond the cores only
+ * contend for the locks, unless the kernel waits a grace period in each
+ * switch of an outer entry (then many threads share one wait).
+ */
+static size_t table_share_threads(const struct xlb_dp *dp)
+{
+	uint64_t ns = xlb_dp_switch_ns(dp);
+
+	return !ns || ns > XLBD_SWITCH_WAITS_NS ? XLBD_POOL_THREADS :
+						  xlbd_cores();
+}
+
+/*
+ * A twin takes its builder's table (on the event loop, after the builds):
+ * both hold a reference to one copy of the slots and members.
+ */
+static void table_twin_ref(struct table_job *j, struct table_job *jobs)
+{
+	struct table_job *b = &jobs[j->twin - jobs];
+
+	j->ret = b->ret;
+	j->err = b->err;
+	if (j->ret)
+		return;
+	if (!b->refs) {
+		b->refs = malloc(sizeof(*b->refs));
+		if (!b->refs) {
+			j->ret = xlb_errf(&j->err, ENOMEM, "out of memory");
+			return;
+		}
+		*b->refs = 1;
+	}
+	++*b->refs;
+	j->refs = b->refs;
+	j->t = b->t;
+	j->moved = -1;
+}
+
 /* Back on the event loop; false when the job failed (err logged). */
 static bool table_finish(struct xlbd *d, struct table_job *j)
 {
@@ -479,7 +533,7 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 	xlb_vip_str(&d->state.vips[j->vi].key, vs);
 	if (j->ret) {
 		log_err("VIP %s: cannot publish its table: %s", vs, j->err.msg);
-		xlb_table_free(&j->t);
+		table_put(&j->t, j->refs);
 		specs_free(j->specs, j->n);
 		return false;
 	}
@@ -494,8 +548,9 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 			 j->moved, j->t.size);
 	rv->inputs = j->inputs;
 	rv->lazy = false;
-	xlb_table_free(&rv->table);
+	table_put(&rv->table, rv->table_refs);
 	rv->table = j->t;
+	rv->table_refs = j->refs;
 	specs_free(rv->specs, rv->n_specs);
 	rv->specs = j->specs;
 	rv->n_specs = j->n;
@@ -627,17 +682,22 @@ void xlbd_reconcile(struct xlbd *d)
 	order = calloc(n ? n : 1, sizeof(*order));
 	if (order) {
 		/*
-		 * The builders on a thread per core, then the copies of
-		 * their tables; the publications, which mostly wait for the
-		 * kernel, on many threads.
+		 * The builders on a thread per core; their publications,
+		 * which mostly wait for the kernel (fresh pages of a new
+		 * map, a grace period on some kernels), on many threads;
+		 * then the twins, which share the builders' maps.
 		 */
 		size_t built = table_twins(jobs, n, order);
 		struct table_jobs tj = { &d->dp, jobs, order };
 
 		xlbd_pool_run(xlbd_cores(), built, table_build_run, &tj);
+		for (i = built; i < n; i++)
+			table_twin_ref(&jobs[order[i]], jobs);
+		xlbd_pool_run(XLBD_POOL_THREADS, built, table_publish_run,
+			      &tj);
 		tj.order = order + built;
-		xlbd_pool_run(xlbd_cores(), n - built, table_build_run, &tj);
-		xlbd_pool_run(XLBD_POOL_THREADS, n, table_publish_run, &tj);
+		xlbd_pool_run(table_share_threads(&d->dp), n - built,
+			      table_publish_run, &tj);
 		free(order);
 	} else {
 		for (i = 0; i < n; i++) {

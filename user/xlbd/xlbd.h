@@ -90,6 +90,8 @@ struct xlbd_vip {
 	uint32_t in_table;		/* backends with slots */
 	uint32_t eligible, down;	/* for panic */
 	struct xlb_table table;		/* as published */
+	uint32_t *table_refs;		/* VIPs sharing `table`'s memory, or
+					 * NULL: its own (tables.c) */
 	struct xlb_table_params params;	/* it was built with */
 	struct xlb_backend_spec *specs;	/* it was built from (names owned) */
 	size_t n_specs;
@@ -408,6 +410,8 @@ int xlbd_link_lowers(int ifindex, int *out, size_t max);
 /* pool.c: fn(ctx, k) for every k < n on up to threads threads (at most
  * XLBD_POOL_THREADS), the caller one of them; returns when all are done. */
 #define XLBD_POOL_THREADS	64
+/* a switch of a table map slower than this waited for a grace period */
+#define XLBD_SWITCH_WAITS_NS	200000
 void xlbd_pool_run(size_t threads, size_t n,
 		   void (*fn)(void *ctx, size_t k), void *ctx);
 /* The CPUs xlbd may run on: threads for work that computes. */
