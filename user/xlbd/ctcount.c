@@ -34,15 +34,35 @@ static void *ctcount_main(void *arg)
 {
 	struct xlbd_ctcount *c = arg;
 
+	uint64_t wait_ms = XLBD_CT_COUNT_FIRST_MS;
+
 	/* reads the table through the map's fd: no privilege */
 	xlbd_privs_none("xlbd-ctcount");
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
 		struct timespec ts;
-		uint64_t t0, t1, wait_ms;
+		uint64_t t0, t1;
 		__u32 n = 0;
 		int ret;
 
+		/*
+		 * The first count waits until the daemon has started: it
+		 * would take a core from the first answers, and on a
+		 * virtual machine its first pass over the table's pages
+		 * costs more than the count itself.
+		 */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += (time_t)(wait_ms / 1000);
+		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		while (!c->stop &&
+		       pthread_cond_timedwait(&c->cv, &c->mu, &ts) != ETIMEDOUT)
+			;
+		if (c->stop)
+			break;
 		c->counting = true;
 		pthread_mutex_unlock(&c->mu);
 		t0 = xlb_mono_ms();
@@ -60,16 +80,6 @@ static void *ctcount_main(void *arg)
 		wait_ms = XLBD_CT_COUNT_INTERVAL_S * 1000;
 		if (wait_ms < 10 * (t1 - t0))
 			wait_ms = 10 * (t1 - t0);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += (time_t)(wait_ms / 1000);
-		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		while (!c->stop &&
-		       pthread_cond_timedwait(&c->cv, &c->mu, &ts) != ETIMEDOUT)
-			;
 	}
 	pthread_mutex_unlock(&c->mu);
 	return NULL;

@@ -698,6 +698,18 @@ static void on_signal(struct xlbd *d, int sfd)
 	}
 }
 
+/*
+ * Milliseconds the start's quiet time has left: the first requests (a
+ * restarted daemon's first status, say) come before the work that can
+ * wait, the checking of adopted tables and the runtime file, which an
+ * adopting start has left as it found it.
+ */
+static int quiet_ms(const struct xlbd *d)
+{
+	return (int)((d->st.t0 + XLBD_START_QUIET_MS / 1e3 - xlbd_now()) *
+		     1e3) + 1;
+}
+
 static int run(struct xlbd *d)
 {
 	struct itimerspec tick = { { 1, 0 }, { 1, 0 } };
@@ -750,8 +762,12 @@ static int run(struct xlbd *d)
 		struct epoll_event ev[32];
 		int n, i;
 
-		/* adopted tables left to check: a turn without waiting */
-		n = epoll_wait(epfd, ev, 32, verifying ? 0 : 1000);
+		/*
+		 * Adopted tables left to check: a turn without waiting, once
+		 * the start's first answers had their time.
+		 */
+		n = epoll_wait(epfd, ev, 32, !verifying ? 1000 :
+				  quiet_ms(d) > 0 ? quiet_ms(d) : 0);
 		if (n < 0 && errno != EINTR) {
 			log_err("epoll: %s", strerror(errno));
 			break;
@@ -792,14 +808,14 @@ static int run(struct xlbd *d)
 		}
 		pthread_mutex_lock(&d->lock);
 		/* requests first; then a few ms of checking adopted tables */
-		if (verifying)
+		if (verifying && quiet_ms(d) <= 0)
 			verifying = xlbd_tables_verify(d, 5);
 		/* every change of this round in one reconciliation */
 		if (d->dirty) {
 			d->dirty = false;
 			xlbd_reconcile(d);
 		}
-		if (d->runtime_dirty) {
+		if (d->runtime_dirty && quiet_ms(d) <= 0) {
 			xlbd_cluster_publish(d);
 			xlbd_runtime_save(d);
 		}

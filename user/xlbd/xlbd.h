@@ -505,6 +505,9 @@ void xlbd_announce_metrics(struct xlbd *d, char **text);
 
 /* ctcount.c: the connection table counted off the loop (no lock) */
 #define XLBD_CT_COUNT_INTERVAL_S	10
+#define XLBD_CT_COUNT_FIRST_MS		1000	/* after the start */
+/* from main(): what can wait leaves the first answers alone (main.c) */
+#define XLBD_START_QUIET_MS		250
 struct xlbd_ct_figures {
 	uint32_t count;		/* entries in use */
 	double age_s;		/* seconds since the count ended */
