@@ -834,65 +834,6 @@ static int run(struct xlbd *d)
 	return 0;
 }
 
-struct state_read {
-	struct xlbd *d;
-	struct xlb_state *s;
-	int ret;
-	double ms;
-};
-
-static void *state_read_main(void *arg)
-{
-	struct state_read *r = arg;
-	double t0 = xlbd_now();
-
-	r->ret = initial_state(r->d, r->s);
-	r->ms = (xlbd_now() - t0) * 1e3;
-	return NULL;
-}
-
-/*
- * With a data path pinned already: the state is read on a thread while
- * this one opens the pins, reads the runtime file and the ids.  1 when
- * both are done, 0 when nothing was (no pins, or no thread: the caller
- * goes the plain way), -1 when either failed (logged; on a failed state
- * the adopted data path is closed again, untouched).
- */
-static int start_adopting(struct xlbd *d, struct xlb_state *s, double *mark)
-{
-	struct state_read r = { d, s, -1, 0 };
-	char p[600];
-	pthread_t th;
-	int ret;
-
-	snprintf(p, sizeof(p), "%s/" PROG_PIN, d->pin_dir);
-	if (access(p, F_OK) ||
-	    pthread_create(&th, NULL, state_read_main, &r))
-		return 0;
-	ret = data_path_start(d);
-	d->st.data_path = start_lap(mark);
-	if (!ret) {
-		xlbd_runtime_load(d);
-		d->st.runtime = start_lap(mark);
-		ret = xlbd_adopt_ids(d);
-		if (ret)
-			log_err("out of memory");
-		d->st.adopt = start_lap(mark);
-	}
-	pthread_join(th, NULL);
-	d->st.state = r.ms;	/* beside the three above */
-	start_lap(mark);
-	if (!ret && !r.ret)
-		return 1;
-	if (!r.ret)
-		xlb_state_free(s);
-	if (d->adopted) {
-		xlb_dp_close(&d->dp);
-		d->adopted = false;
-	}
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
 	static struct xlbd d;
@@ -954,31 +895,32 @@ int main(int argc, char **argv)
 		return refused(&d);
 	}
 	d.st.init = start_lap(&mark);
+	if (initial_state(&d, &s))
+		return refused(&d);
+	d.st.state = start_lap(&mark);
 	/*
 	 * Everything that can fail on a bad option fails before the data
-	 * path is loaded, so a refused start leaves nothing behind.  A data
-	 * path pinned already is only opened and read, which leaves nothing
-	 * either: that, the runtime file and the ids go on this thread while
-	 * another reads the state (start_adopting).  Until the state is
-	 * ready, /metrics says only xlb_up.
+	 * path is loaded, so a refused start leaves nothing behind.  Until the
+	 * state is ready, /metrics says only xlb_up.
 	 */
-	ret = start_adopting(&d, &s, &mark);
-	if (ret < 0)
-		return refused(&d);
-	if (!ret) {
-		if (initial_state(&d, &s))
-			return refused(&d);
-		d.st.state = start_lap(&mark);
-	}
 	if (xlbd_metrics_start(&d, &err)) {
 		log_err("%s", err.msg);
 		xlb_state_free(&s);
 		return refused(&d);
 	}
 	d.st.metrics = start_lap(&mark);
-	if (!d.adopted && data_path_start(&d))
+	if (data_path_start(&d))
 		return refused(&d);
-	d.st.data_path += start_lap(&mark);
+	d.st.data_path = start_lap(&mark);
+	if (d.adopted) {
+		xlbd_runtime_load(&d);
+		d.st.runtime = start_lap(&mark);
+		if (xlbd_adopt_ids(&d)) {
+			log_err("out of memory");
+			return 1;
+		}
+		d.st.adopt = start_lap(&mark);
+	}
 	d.lenient_links = true;
 	ret = xlbd_commit(&d, &s, &err);
 	d.lenient_links = false;
