@@ -358,15 +358,24 @@ static size_t link_lower(const struct xlb_state *s, const char *ifname)
 /* Index of the VIP, or -1. */
 static long vip_index(const struct xlb_state *s, const struct xlb_vip_key *key)
 {
+	/*
+	 * The VIP found last, per thread: walks over the backends (sorted by
+	 * VIP) ask for one VIP many times in a row.
+	 */
+	static __thread size_t hint;
 	size_t i;
 
 	/* a file in canonical order names the last VIP added, the last one */
 	if (s->n_vips && !xlb_vip_key_cmp(&s->vips[s->n_vips - 1].key, key))
 		return (long)s->n_vips - 1;
+	if (hint < s->n_vips && !xlb_vip_key_cmp(&s->vips[hint].key, key))
+		return (long)hint;
 	i = vip_lower(s, key);
 
-	if (i < s->n_vips && !xlb_vip_key_cmp(&s->vips[i].key, key))
+	if (i < s->n_vips && !xlb_vip_key_cmp(&s->vips[i].key, key)) {
+		hint = i;
 		return (long)i;
+	}
 	return -1;
 }
 
