@@ -506,6 +506,8 @@ void xlbd_announce_metrics(struct xlbd *d, char **text);
 /* ctcount.c: the connection table counted off the loop (no lock) */
 #define XLBD_CT_COUNT_INTERVAL_S	10
 #define XLBD_CT_COUNT_FIRST_MS		1000	/* after the start */
+/* the main heap grows this much at a time, on huge pages (main.c) */
+#define XLBD_HEAP_PAD			(64u << 20)
 /* from main(): what can wait leaves the first answers alone (main.c) */
 #define XLBD_START_QUIET_MS		250
 struct xlbd_ct_figures {
