@@ -75,10 +75,17 @@ mkbond() {
 		sleep 0.1
 	done
 	for h in "${CLIENTS[@]}" "${BACKENDS[@]}"; do
-		for ((i = 0; i < 5; i++)); do
+		for ((i = 0; i < 10; i++)); do
 			topo_ping "$h" "$LB_IP4" && continue 2
+			# an entry resolved before the bond: asked for again
+			in_ns "$h" ip neigh flush to "$LB_IP4" 2>/dev/null
 		done
 		echo "$h cannot reach the LB"
+		# what the next look needs: where each side sent the frames
+		in_ns "$h" ip neigh show
+		bridge -n "$NS_SW" fdb show br br0 | grep -i "02:00:0a:c8:00:02"
+		in_ns lb cat /proc/net/bonding/bond0
+		in_ns lb ip -s link show
 		return 1
 	done
 }
