@@ -87,7 +87,7 @@ tg = {n: paths[n][\"params\"].get(\"target_ratio\") for n in paths}
 assert tg[\"ct_hit\"] == 1.72 and tg[\"ct_hit_rotate\"] == 2.78 and tg[\"ct_hit_zipf\"] == 2.87, tg
 assert tg[\"new_flow\"] == 4.75 and tg[\"new_flow_full\"] == 8.0 and tg[\"non_vip_pass\"] == 1.2, tg
 ml = {r[\"name\"]: r[\"value\"] for r in recs if r[\"bench\"] == \"memlat\"}
-assert set(ml) == {\"memlat.mem_miss\", \"memlat.tlb_miss\"} and ml[\"memlat.mem_miss\"] > 0, ml
+assert set(ml) == {\"memlat.mem_miss\", \"memlat.tlb_miss\", \"memlat.page_fault\"} and ml[\"memlat.mem_miss\"] > 0 and ml[\"memlat.page_fault\"] > 0, ml
 " <<<"$out"'
 	out=$($BENCH --quick -j --against $O/xlb.bpf.o --path ct_hit pkt 2>&1)
 	check "pkt --against names the other build as the baseline of pkt_vs figures" \

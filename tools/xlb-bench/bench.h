@@ -233,10 +233,13 @@ void bench_fail(struct pkt_bench *b, const char *what, int ret);
 /*
  * ns of one dependent load: near (second-level cache), tlb (one TLB miss
  * more than near), mem (one miss to memory, huge pages asked for), and
- * how much of the memory region the kernel gave as huge pages.
+ * how much of the memory region the kernel gave as huge pages; what the
+ * first write to fresh memory costs.
  */
 struct mem_lat {
 	double near_ns, tlb_ns, mem_ns;
+	/* first write to a fresh 4 KiB: 4 KiB pages, 2 MiB pages asked for */
+	double fault_ns, fault_huge_ns;
 	long mem_huge;		/* bytes; -1: unknown */
 	double mem_huge_share;
 };

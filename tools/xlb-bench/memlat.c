@@ -15,6 +15,11 @@
  *          the kernel's huge pages, when it grants them, take the TLB
  *          out), far beyond the last-level cache: mem is one miss to
  *          memory.  The region's huge-page share is reported with it.
+ *
+ * And what fresh memory costs: the first write to each 4 KiB page of the
+ * tlb region (4 KiB pages: a page fault each) and of the mem region (2
+ * MiB pages asked for: a fault per 2 MiB, the zeroing of every byte),
+ * ns per 4 KiB, the thread's CPU time (the kernel's work is the thread's).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -114,7 +119,8 @@ static long huge_bytes(const void *addr)
 int mem_latency(struct mem_lat *m)
 {
 	struct xlb_rand rnd = { 21 };
-	size_t tlb_bytes = (size_t)NEAR_LINES * (4096 + LINE), mem_lines;
+	size_t tlb_bytes = (size_t)NEAR_LINES * (4096 + LINE), mem_lines, i;
+	double t0;
 	char *near = NULL, *tlb = NULL, *mem = NULL, *mraw = NULL;
 	void **p;
 	int ret = -ENOMEM;
@@ -131,7 +137,15 @@ int mem_latency(struct mem_lat *m)
 	madvise(tlb, tlb_bytes, MADV_NOHUGEPAGE);
 	mem = (char *)(((uintptr_t)mraw + HUGE - 1) & ~(HUGE - 1));
 	madvise(mem, MEM_BYTES, MADV_HUGEPAGE);
+	t0 = cpu_ns();
+	for (i = 0; i < MEM_BYTES; i += 4096)
+		mem[i] = 1;
+	m->fault_huge_ns = (cpu_ns() - t0) / (MEM_BYTES / 4096);
 	memset(mem, 1, MEM_BYTES);
+	t0 = cpu_ns();
+	for (i = 0; i < tlb_bytes; i += 4096)
+		tlb[i] = 1;
+	m->fault_ns = (cpu_ns() - t0) / (tlb_bytes / 4096);
 
 	p = chase_build(near, NEAR_LINES, LINE, &rnd);
 	if (!p)

@@ -141,6 +141,8 @@ static void memlat_report(const struct opts *o, const struct mem_lat *m,
 		printf("this machine: one miss to memory %.1f ns (%.0f%% of the region in huge pages), one TLB miss %.1f ns, a second-level cache hit %.1f ns; connection table %.1f B per flow\n",
 		       m->mem_ns, 100 * m->mem_huge_share, m->tlb_ns,
 		       m->near_ns, per_flow);
+		printf("fresh memory: the first write to a 4 KiB page %.0f ns, to 4 KiB of a 2 MiB page %.0f ns\n",
+		       m->fault_ns, m->fault_huge_ns);
 		return;
 	}
 	memset(&f, 0, sizeof(f));
@@ -158,6 +160,14 @@ static void memlat_report(const struct opts *o, const struct mem_lat *m,
 	fig_exact(&f, m->tlb_ns);
 	PARAM(&f, "\"what\":\"dependent load, one line per 4 KiB page of 16384, minus the same lines packed\",\"near_ns\":%.2f",
 	      m->near_ns);
+	fig_json(&f);
+	memset(&f, 0, sizeof(f));
+	f.bench = "memlat";
+	f.unit = "ns";
+	snprintf(f.name, sizeof(f.name), "memlat.page_fault");
+	fig_exact(&f, m->fault_ns);
+	PARAM(&f, "\"what\":\"first write to each fresh 4 KiB page of 65 MiB in 4 KiB pages\",\"huge_ns\":%.2f",
+	      m->fault_huge_ns);
 	fig_json(&f);
 }
 
