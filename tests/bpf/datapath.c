@@ -1041,6 +1041,9 @@ TEST_F(dp, table_share_one_map_never_rewritten)
 					      &self->err))
 		TH_LOG("a table of another size shared");
 	xlb_table_free(&w);
+	EXPECT_EQ(-ENOENT, xlb_dp_table_share(&self->dp, b, a,
+					      &(struct xlb_table){ 0 }, &id,
+					      &self->err)) TH_LOG("a table of no slots");
 	EXPECT_EQ(-EINVAL, xlb_dp_table_share(&self->dp, b, b, &t, &id,
 					      &self->err));
 	EXPECT_EQ(-EINVAL, xlb_dp_table_share(&self->dp, XLB_MAX_VIPS, a, &t,

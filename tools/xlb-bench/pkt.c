@@ -131,12 +131,25 @@ static void pkt_report(const struct opts *o, const struct path *pa,
 	}
 }
 
+/* One memlat figure, ns: what it measures, and one more number (key). */
+static void memlat_fig(const char *name, double ns, const char *what,
+		       const char *key, double more)
+{
+	struct fig f;
+
+	memset(&f, 0, sizeof(f));
+	f.bench = "memlat";
+	f.unit = "ns";
+	snprintf(f.name, sizeof(f.name), "%s", name);
+	fig_exact(&f, ns);
+	PARAM(&f, "\"what\":\"%s\",\"%s\":%.3f", what, key, more);
+	fig_json(&f);
+}
+
 /* One miss to memory, one TLB miss: the limit the paths are set against. */
 static void memlat_report(const struct opts *o, const struct mem_lat *m,
 			  double per_flow)
 {
-	struct fig f;
-
 	if (!o->json) {
 		printf("this machine: one miss to memory %.1f ns (%.0f%% of the region in huge pages), one TLB miss %.1f ns, a second-level cache hit %.1f ns; connection table %.1f B per flow\n",
 		       m->mem_ns, 100 * m->mem_huge_share, m->tlb_ns,
@@ -145,30 +158,15 @@ static void memlat_report(const struct opts *o, const struct mem_lat *m,
 		       m->fault_ns, m->fault_huge_ns);
 		return;
 	}
-	memset(&f, 0, sizeof(f));
-	f.bench = "memlat";
-	f.unit = "ns";
-	snprintf(f.name, sizeof(f.name), "memlat.mem_miss");
-	fig_exact(&f, m->mem_ns);
-	PARAM(&f, "\"what\":\"dependent load, random line of 64 MiB in a 512 MiB region\",\"huge_page_share\":%.3f",
-	      m->mem_huge_share);
-	fig_json(&f);
-	memset(&f, 0, sizeof(f));
-	f.bench = "memlat";
-	f.unit = "ns";
-	snprintf(f.name, sizeof(f.name), "memlat.tlb_miss");
-	fig_exact(&f, m->tlb_ns);
-	PARAM(&f, "\"what\":\"dependent load, one line per 4 KiB page of 16384, minus the same lines packed\",\"near_ns\":%.2f",
-	      m->near_ns);
-	fig_json(&f);
-	memset(&f, 0, sizeof(f));
-	f.bench = "memlat";
-	f.unit = "ns";
-	snprintf(f.name, sizeof(f.name), "memlat.page_fault");
-	fig_exact(&f, m->fault_ns);
-	PARAM(&f, "\"what\":\"first write to each fresh 4 KiB page of 65 MiB in 4 KiB pages\",\"huge_ns\":%.2f",
-	      m->fault_huge_ns);
-	fig_json(&f);
+	memlat_fig("memlat.mem_miss", m->mem_ns,
+		   "dependent load, random line of 64 MiB in a 512 MiB region",
+		   "huge_page_share", m->mem_huge_share);
+	memlat_fig("memlat.tlb_miss", m->tlb_ns,
+		   "dependent load, one line per 4 KiB page of 16384, minus the same lines packed",
+		   "near_ns", m->near_ns);
+	memlat_fig("memlat.page_fault", m->fault_ns,
+		   "first write to each fresh 4 KiB page of 65 MiB in 4 KiB pages",
+		   "huge_ns", m->fault_huge_ns);
 }
 
 int bench_pkt(const struct opts *o)

@@ -33,8 +33,7 @@ struct xlbd_ctcount {
 static void *ctcount_main(void *arg)
 {
 	struct xlbd_ctcount *c = arg;
-
-	uint64_t wait_ms = XLBD_CT_COUNT_FIRST_MS;
+	uint64_t wait_ms = XLBD_CT_COUNT_FIRST_MS;	/* the first count */
 
 	/* reads the table through the map's fd: no privilege */
 	xlbd_privs_none("xlbd-ctcount");

@@ -14,9 +14,8 @@
 #include "xlbd.h"
 
 /* Specs and their names are one allocation (vip_specs). */
-static void specs_free(struct xlb_backend_spec *specs, size_t n)
+static void specs_free(struct xlb_backend_spec *specs)
 {
-	(void)n;
 	free(specs);
 }
 
@@ -24,7 +23,7 @@ static void specs_free(struct xlb_backend_spec *specs, size_t n)
  * Drop one reference to a table whose memory twins may share (refs: how
  * many hold it, or NULL when only this one does).
  */
-static void table_put(struct xlb_table *t, uint32_t *refs)
+static void table_unref(struct xlb_table *t, uint32_t *refs)
 {
 	if (refs && --*refs) {
 		memset(t, 0, sizeof(*t));
@@ -36,9 +35,9 @@ static void table_put(struct xlb_table *t, uint32_t *refs)
 
 void xlbd_vip_rt_free(struct xlbd_vip *rv)
 {
-	table_put(&rv->table, rv->table_refs);
+	table_unref(&rv->table, rv->table_refs);
 	rv->table_refs = NULL;
-	specs_free(rv->specs, rv->n_specs);
+	specs_free(rv->specs);
 	rv->specs = NULL;
 	rv->n_specs = 0;
 }
@@ -299,7 +298,7 @@ static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
 	}
 	if (rv->published && !memcmp(&j->p, &rv->params, sizeof(j->p)) &&
 	    specs_equal(j->specs, j->n, rv->specs, rv->n_specs)) {
-		specs_free(j->specs, j->n);
+		specs_free(j->specs);
 		j->specs = NULL;
 		return 0;
 	}
@@ -321,7 +320,7 @@ static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
 		rv->fingerprint = rv->prev_fp;
 		rv->map_id = rv->prev_map_id;
 		rv->in_table = rv->prev_in_table;
-		table_put(&rv->table, rv->table_refs);
+		table_unref(&rv->table, rv->table_refs);
 		rv->table_refs = NULL;
 		rv->table.size = j->p.size;
 		rv->lazy = true;
@@ -535,8 +534,8 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 	xlb_vip_str(&d->state.vips[j->vi].key, vs);
 	if (j->ret) {
 		log_err("VIP %s: cannot publish its table: %s", vs, j->err.msg);
-		table_put(&j->t, j->refs);
-		specs_free(j->specs, j->n);
+		table_unref(&j->t, j->refs);
+		specs_free(j->specs);
 		return false;
 	}
 	if (j->published) {
@@ -550,10 +549,10 @@ static bool table_finish(struct xlbd *d, struct table_job *j)
 			 j->moved, j->t.size);
 	rv->inputs = j->inputs;
 	rv->lazy = false;
-	table_put(&rv->table, rv->table_refs);
+	table_unref(&rv->table, rv->table_refs);
 	rv->table = j->t;
 	rv->table_refs = j->refs;
-	specs_free(rv->specs, rv->n_specs);
+	specs_free(rv->specs);
 	rv->specs = j->specs;
 	rv->n_specs = j->n;
 	rv->params = j->p;
