@@ -746,6 +746,118 @@ TEST_F(dp, vip_address_marker_follows_vips)
 	EXPECT_EQ(3, hash_count(self->dp.vips, sizeof(mk)));
 }
 
+/* Every entry of xlb_vips, as text lines sorted, into buf. */
+static int vips_text(int fd, char *buf, size_t cap)
+{
+	struct xlb_vip_key key, next;
+	struct xlb_vip val;
+	char (*lines)[96];
+	void *prev = NULL;
+	size_t n = 0, i, len = 0;
+
+	lines = calloc(4096, sizeof(*lines));
+	if (!lines)
+		return -ENOMEM;
+	while (n < 4096 && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			break;
+		snprintf(lines[n++], sizeof(lines[0]),
+			 "%u %08x %u %u id %u flags %x mode %u", key.family,
+			 key.addr[0], key.port, key.proto, val.id, val.flags,
+			 val.hash_mode);
+	}
+	qsort(lines, n, sizeof(lines[0]),
+	      (int (*)(const void *, const void *))strcmp);
+	buf[0] = 0;
+	for (i = 0; i < n && len + sizeof(lines[0]) + 1 < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s\n", lines[i]);
+	free(lines);
+	return (int)n;
+}
+
+/*
+ * One batch of VIP writes (ids checked, markers and fragment entries
+ * derived), for held_vip_writes_are_the_unheld_ones; returns the number
+ * of refusals, which must name the VIP that holds the id.
+ */
+static int vip_batch(struct xlb_dp *dp, struct xlb_err *err)
+{
+	struct xlb_vip_key web = vip4("203.0.113.30", 80, IPPROTO_TCP);
+	struct xlb_vip_key dns = vip4("203.0.113.30", 53, IPPROTO_UDP);
+	struct xlb_vip_key alt = vip4("203.0.113.31", 53, IPPROTO_UDP);
+	struct xlb_vip_key late = vip4("203.0.113.32", 443, IPPROTO_TCP);
+	struct xlb_vip v = { .id = 5, .hash_mode = XLB_HASH_5TUPLE };
+	int refused = 0;
+
+	if (xlb_dp_vip_set(dp, &web, &v, err))
+		return -100;
+	v.id = 6;
+	v.hash_mode = XLB_HASH_3TUPLE;
+	if (xlb_dp_vip_set(dp, &dns, &v, err))
+		return -101;
+	/* id 6 is dns's, written in this batch: refused, nothing written */
+	if (xlb_dp_vip_set(dp, &alt, &v, err) == -EEXIST &&
+	    strstr(err->msg, "203.0.113.30"))
+		refused++;
+	/* dns changed, then deleted: its id is free again */
+	v.hash_mode = XLB_HASH_SRC;
+	if (xlb_dp_vip_set(dp, &dns, &v, err) || xlb_dp_vip_del(dp, &dns))
+		return -102;
+	if (xlb_dp_vip_set(dp, &alt, &v, err))
+		return -103;
+	v.id = 7;
+	if (xlb_dp_vip_set(dp, &late, &v, err) || xlb_dp_vip_del(dp, &web))
+		return -104;
+	/* web's id went with it; late may not take alt's */
+	v.id = 6;
+	if (xlb_dp_vip_set(dp, &late, &v, err) == -EEXIST)
+		refused++;
+	v.id = 5;
+	if (xlb_dp_vip_set(dp, &web, &v, err))
+		return -105;
+	return refused;
+}
+
+/*
+ * While VIP changes are held, libxlb keeps the VIP map's entries it read
+ * once instead of reading the map for every write: the same batch held
+ * and not held must check the same ids and leave the same entries.
+ */
+TEST_F(dp, held_vip_writes_are_the_unheld_ones)
+{
+	static char plain[16384], held[16384];
+	struct xlb_vip_key k, other = vip4("203.0.113.34", 80, IPPROTO_TCP);
+	struct xlb_vip v = { 0 };
+
+	ASSERT_EQ(2, vip_batch(&self->dp, &self->err)) TH_LOG("%s", self->err.msg);
+	ASSERT_LT(0, vips_text(self->dp.vips, plain, sizeof(plain)));
+	/* empty it again, one VIP at a time */
+	k = vip4("203.0.113.30", 80, IPPROTO_TCP);
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &k));
+	k = vip4("203.0.113.31", 53, IPPROTO_UDP);
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &k));
+	k = vip4("203.0.113.32", 443, IPPROTO_TCP);
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &k));
+	ASSERT_EQ(0, hash_count(self->dp.vips, sizeof(k)));
+
+	/* a VIP written before the hold counts in the held batch's checks */
+	k = vip4("203.0.113.33", 80, IPPROTO_TCP);
+	v.id = 9;
+	ASSERT_EQ(0, xlb_dp_vip_set(&self->dp, &k, &v, &self->err));
+	xlb_dp_vip_hold(&self->dp);
+	v.id = 9;
+	EXPECT_EQ(-EEXIST, xlb_dp_vip_set(&self->dp, &other, &v, &self->err));
+	ASSERT_EQ(0, xlb_dp_vip_del(&self->dp, &k));
+	ASSERT_EQ(2, vip_batch(&self->dp, &self->err)) TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_vip_release(&self->dp, &self->err))
+		TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(NULL, self->dp.vip_cache) TH_LOG("the copy outlived the hold");
+	ASSERT_LT(0, vips_text(self->dp.vips, held, sizeof(held)));
+	EXPECT_STREQ(plain, held);
+}
+
 /* --- backends ------------------------------------------------------------- */
 
 TEST_F(dp, backend_epoch_and_two_writes)

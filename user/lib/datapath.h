@@ -54,6 +54,11 @@ struct xlb_dp {
 	int vip_holds;
 	bool vip_dirty;		/* the index is behind xlb_vips */
 	/*
+	 * While held: xlb_vips as read once and kept by this handle's own
+	 * writes since (dp_vip.c), NULL when not read yet.
+	 */
+	struct vip_table *vip_cache;
+	/*
 	 * Per VIP id: the table class (bpf/table.h) its index entries name,
 	 * and classes whose outer entry it left, removed once the index no
 	 * longer names them.  Learnt from the index when adopting.

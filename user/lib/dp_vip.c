@@ -191,6 +191,77 @@ int dp_vip_dump(const struct xlb_dp *dp, struct vip_table *vt)
 }
 
 /*
+ * Every VIP, for a check or the markers: read from the map, or, while VIP
+ * changes are held (a batch: xlbd applying a configuration), from the
+ * copy read at the batch's first need and kept since by this handle's
+ * own writes (vips_note).  Without it, each VIP written reads the whole
+ * map twice: n VIPs cost n^2 entries copied out of the kernel.  Only
+ * markers may be stale in the copy; nothing reads them there.  Any
+ * failure drops the copy, and so does the release.
+ */
+static int vips_read(struct xlb_dp *dp, struct vip_table *own,
+		     struct vip_table **vt)
+{
+	struct vip_table *c;
+	int ret;
+
+	*vt = own;
+	if (!dp->vip_holds)
+		return dp_vip_dump(dp, own);
+	if (!dp->vip_cache) {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		ret = dp_vip_dump(dp, c);
+		if (ret) {
+			free(c);
+			return ret;
+		}
+		dp->vip_cache = c;
+	}
+	*vt = dp->vip_cache;
+	return 0;
+}
+
+static void vips_done(struct vip_table *vt, struct vip_table *own)
+{
+	if (vt == own)
+		dp_vip_table_free(own);
+}
+
+void dp_vip_cache_drop(struct xlb_dp *dp)
+{
+	if (!dp->vip_cache)
+		return;
+	dp_vip_table_free(dp->vip_cache);
+	free(dp->vip_cache);
+	dp->vip_cache = NULL;
+}
+
+/* The copy after key was written with *v (NULL: deleted). */
+static void vips_note(struct xlb_dp *dp, const struct xlb_vip_key *key,
+		      const struct xlb_vip *v)
+{
+	struct vip_table *c = dp->vip_cache;
+	__u32 i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->n; i++)
+		if (!memcmp(&c->keys[i], key, sizeof(*key)))
+			break;
+	if (i < c->n && v) {
+		c->vals[i] = *v;
+	} else if (i < c->n) {
+		c->n--;
+		c->keys[i] = c->keys[c->n];
+		c->vals[i] = c->vals[c->n];
+	} else if (v && vip_collect(key, v, c)) {
+		dp_vip_cache_drop(dp);	/* read again at the next need */
+	}
+}
+
+/*
  * What the derived key mk should hold, given every VIP: the address marker
  * (proto 0) exists while any VIP uses the address; the fragment entry of
  * (address, proto) exists while any VIP of that address and protocol does,
@@ -242,24 +313,24 @@ static int marker_sync_one(const struct xlb_dp *dp, const struct vip_table *vt,
 }
 
 /* Bring the address marker and the fragment entries of key's address up to date. */
-static int marker_sync(const struct xlb_dp *dp, const struct xlb_vip_key *key)
+static int marker_sync(struct xlb_dp *dp, const struct xlb_vip_key *key)
 {
 	static const __u8 protos[] = { 0, IPPROTO_TCP, IPPROTO_UDP };
 	struct xlb_vip_key mk = {};
-	struct vip_table vt;
+	struct vip_table own, *vt;
 	size_t i;
 	int ret;
 
-	ret = dp_vip_dump(dp, &vt);
+	ret = vips_read(dp, &own, &vt);
 	if (ret)
 		return ret;
 	for (i = 0; i < sizeof(protos) && !ret; i++) {
 		memcpy(mk.addr, key->addr, sizeof(mk.addr));
 		mk.proto = protos[i];
 		mk.family = key->family | (protos[i] ? XLB_FAMILY_FRAG : 0);
-		ret = marker_sync_one(dp, &vt, &mk);
+		ret = marker_sync_one(dp, vt, &mk);
 	}
-	dp_vip_table_free(&vt);
+	vips_done(vt, &own);
 	return ret;
 }
 
@@ -267,7 +338,7 @@ int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 		   const struct xlb_vip *vip, struct xlb_err *err)
 {
 	struct xlb_vip v = *vip, old;
-	struct vip_table vt;
+	struct vip_table own, *vt;
 	bool had_old = false;
 	char a[XLB_VIP_STR_MAX], b[XLB_VIP_STR_MAX];
 	__u32 i;
@@ -280,28 +351,32 @@ int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 		return ret;
 	v.table = 0;	/* the index's business (vip_index_place) */
 
-	ret = dp_vip_dump(dp, &vt);
+	ret = vips_read(dp, &own, &vt);
 	if (ret)
 		return xlb_errf(err, -ret, "cannot read the VIP map: %s",
 				strerror(-ret));
-	for (i = 0; i < vt.n; i++) {
-		if (vip_is_marker(&vt.keys[i]))
+	for (i = 0; i < vt->n; i++) {
+		if (vip_is_marker(&vt->keys[i]))
 			continue;
-		if (!memcmp(&vt.keys[i], key, sizeof(*key))) {
-			old = vt.vals[i];
+		if (!memcmp(&vt->keys[i], key, sizeof(*key))) {
+			old = vt->vals[i];
 			had_old = true;
-		} else if (vt.vals[i].id == v.id) {
+		} else if (vt->vals[i].id == v.id) {
 			ret = xlb_errf(err, EEXIST,
 				       "VIP id %u is already used by VIP %s: every VIP needs an id of its own (for %s)",
-				       v.id, xlb_vip_str(&vt.keys[i], a),
+				       v.id, xlb_vip_str(&vt->keys[i], a),
 				       xlb_vip_str(key, b));
 		}
 	}
-	dp_vip_table_free(&vt);
+	vips_done(vt, &own);
 	if (ret)
 		return ret;
 
 	ret = bpf_map_update_elem(dp->vips, key, &v, BPF_ANY);
+	if (ret)
+		dp_vip_cache_drop(dp);	/* the kernel may say E2BIG late */
+	else
+		vips_note(dp, key, &v);
 	if (!ret) {
 		ret = marker_sync(dp, key);
 		if (!ret) {
@@ -310,6 +385,7 @@ int xlb_dp_vip_set(struct xlb_dp *dp, const struct xlb_vip_key *key,
 				index_ret = ret;
 		}
 		if (ret) {	/* all or nothing: put the VIP back */
+			dp_vip_cache_drop(dp);
 			if (had_old)
 				bpf_map_update_elem(dp->vips, key, &old,
 						    BPF_ANY);
@@ -342,7 +418,10 @@ int xlb_dp_vip_del(struct xlb_dp *dp, const struct xlb_vip_key *key)
 	ret = bpf_map_delete_elem(dp->vips, key);
 	if (ret)
 		return ret;
+	vips_note(dp, key, NULL);
 	ret = marker_sync(dp, key);
+	if (ret)
+		dp_vip_cache_drop(dp);
 	return ret ? ret : dp_vip_changed(dp);
 }
 

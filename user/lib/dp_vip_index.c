@@ -202,6 +202,8 @@ int xlb_dp_vip_release(struct xlb_dp *dp, struct xlb_err *err)
 {
 	if (dp->vip_holds > 0)
 		dp->vip_holds--;
+	if (!dp->vip_holds)
+		dp_vip_cache_drop(dp);
 	if (dp->vip_holds || !dp->vip_dirty)
 		return 0;
 	return xlb_dp_vip_sync(dp, err);
