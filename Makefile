@@ -37,6 +37,9 @@ BPF_CFLAGS += -I/usr/include/$(shell $(CC) -dumpmachine)
 # fences (bpf/xlb.bpf.c, acquire_fence).  BPF_ARCH=arm64 etc. to cross-build.
 BPF_ARCH ?= $(shell $(CC) -dumpmachine | sed 's/-.*//; s/x86_64/x86/; s/i.86/x86/; s/aarch64/arm64/')
 BPF_CFLAGS += -D__TARGET_ARCH_$(BPF_ARCH)
+# More flags for the BPF objects only, e.g. BPF_EXTRA=-DXLB_STOP=3 (the
+# stage profile, tools/xlb-bench/stages.sh).
+BPF_CFLAGS += $(BPF_EXTRA)
 
 LIBXLB_SRCS := $(wildcard user/lib/*.c)
 LIBXLB_OBJS := $(LIBXLB_SRCS:user/lib/%.c=$(O)/obj/lib/%.o)

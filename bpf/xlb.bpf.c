@@ -44,6 +44,26 @@
 	} while (0)
 #endif
 
+/*
+ * The stage profile (tools/xlb-bench/stages.sh) builds this program with
+ * XLB_STOP=N: a packet of the short path that reaches the end of stage N
+ * then leaves as XDP_TX, unwritten, so that the benchmark can time the
+ * program up to there beside the whole one.  1: parsed, the address
+ * filter and the flow cache asked (missed); 2: the VIP and its counters
+ * found; 3: the backend picked (connection table or table); 4: counted;
+ * 5: encapsulated, before the flow cache is filled.  Never set otherwise:
+ * without it STOP_AFTER is nothing.
+ */
+#ifdef XLB_STOP
+#define STOP_AFTER(n)							\
+	do {								\
+		if (XLB_STOP == (n))					\
+			return XDP_TX;					\
+	} while (0)
+#else
+#define STOP_AFTER(n)	do { } while (0)
+#endif
+
 #ifndef AF_INET
 #define AF_INET		2
 #define AF_INET6	10
@@ -1511,6 +1531,7 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	vs = bpf_map_lookup_elem(&xlb_vip_stats, &vip->id);
 	if (!vs)
 		return drop(XLB_EV_NO_TABLE);
+	STOP_AFTER(2);
 	if (vip->flags & XLB_VIP_F_STATELESS) {
 		fa->ch.create = XLB_CT_CREATE_NONE;	/* no bound: pick_l4 */
 		err = pick_from_table(cfg, vip, &fa->p.flow, &fa->ch, &be);
@@ -1522,6 +1543,7 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 	if (err > CT_R_NEW)
 		ct_count(err, fa->ch.id);
 	no_cache = err;	/* a new flow: cached from its first hit on */
+	STOP_AFTER(3);
 	over = encap_overhead(be);
 	if ((be->flags & XLB_BE_F_NEXTHOP) &&
 	    (!be->ifindex || be->ifindex == ctx->ingress_ifindex) &&
@@ -1543,6 +1565,7 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 		 * (pkt benchmark); taken back if the packet does not leave.
 		 */
 		count_forward(vs, fa->ch.id, tot, 1);
+		STOP_AFTER(4);
 		eth = grow_front(ctx, over, &end);
 		if (!eth)
 			goto uncount;
@@ -1567,6 +1590,7 @@ static __always_inline int fast_send(struct xdp_md *ctx, struct fwd_args *fa,
 			gue = NULL;
 		else if (gue + XLB_FC_GUE4_LEN > (__u8 *)end)
 			no_cache = 1;
+		STOP_AFTER(5);
 		if (!no_cache)
 			fc_fill(ref, &fa->p.flow, cfg, vip, be, &a, fa->ch.id,
 				over, gue);
@@ -1856,6 +1880,7 @@ int xlb_main(struct xdp_md *ctx)
 			action = fc_send(ctx, &fa, &key, &ref);
 		/* the config only now: one value fewer kept over fc_send */
 		if (action == XLB_MISS) {
+			STOP_AFTER(1);
 			key = 0;
 			cfg = bpf_map_lookup_elem(&xlb_config, &key);
 			action = cfg ? fast_send(ctx, &fa, cfg, &ref) :

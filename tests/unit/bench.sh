@@ -48,6 +48,10 @@ check "bad --conntrack-entries, or it with another part than pkt, exits 2" \
 	'[[ $($BENCH --conntrack-entries 255 pkt 2>&1 >/dev/null) == *--conntrack-entries* ]] &&
 	 { $BENCH --conntrack-entries 1e3 pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
 	 [[ $($BENCH --conntrack-entries 1000 tables 2>&1 >/dev/null) == *"pkt only"* ]]'
+check "an unknown --path, or it with another part than pkt, exits 2 naming it" \
+	'[[ $($BENCH --path nosuch pkt 2>&1 >/dev/null) == *nosuch*ct_hit_rotate* ]] &&
+	 { $BENCH --path nosuch pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
+	 [[ $($BENCH --path ct_hit tables 2>&1 >/dev/null) == *"pkt only"* ]]'
 check "bad --against, or it with another part than pkt, exits 2" \
 	'[[ $($BENCH --against "$tmp/none.o" pkt 2>&1 >/dev/null) == *--against* ]] &&
 	 { $BENCH --against "$tmp/none.o" pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
@@ -55,6 +59,7 @@ check "bad --against, or it with another part than pkt, exits 2" \
 if [[ $root -eq 0 ]]; then
 	tap_skip "pkt -j" "needs root"
 	tap_skip "pkt --against" "needs root"
+	tap_skip "stages.sh" "needs root"
 else
 	out=$($BENCH --quick -j pkt 2>&1)
 	check "pkt -j prints every path with a baseline ratio, and the verifier's figures" \
@@ -106,6 +111,23 @@ assert {\"ns\", \"baseline_ns\", \"ratio\", \"path\"} <= set(r) and r[\"path\"] 
 		'[[ $($BENCH --quick --against "$tmp/other.o" pkt 2>&1 >/dev/null) == *"$tmp/other.o"*xlb_main* ]] &&
 		 ! $BENCH --quick --against "$tmp/other.o" pkt >/dev/null 2>&1 &&
 		 [[ $($BENCH --quick --against "$tmp/text.o" pkt 2>&1 >/dev/null) == *"$tmp/text.o"*"cannot open"* ]]'
+	# the stage profile: each stage's program stopped there, beside the whole
+	out=$(O=$O tools/xlb-bench/stages.sh -j --rounds 1 --calls 2000 ct_hit_rotate 2>&1)
+	check "stages.sh -j prints every stage of the path, the last at share 1" \
+		'python3 -c "
+import json, sys
+recs = [json.loads(l) for l in sys.stdin.read().splitlines()]
+assert [r[\"name\"] for r in recs] == [\"stages.ct_hit_rotate.%d\" % n for n in range(7)], recs
+for r in recs:
+    assert r[\"unit\"] == \"ns\" and r[\"params\"][\"stage\"] and r[\"params\"][\"whole_ns\"] > 0, r
+    assert 0 < r[\"params\"][\"share\"] <= 2, r
+assert recs[-1][\"params\"][\"share\"] == 1 and 0 < recs[0][\"params\"][\"share\"] < 1, recs
+" <<<"$out"'
+	check "stages.sh: a bad --rounds exits 2 naming it, an unknown path fails naming it" \
+		'[[ $(tools/xlb-bench/stages.sh --rounds 0 2>&1 >/dev/null) == *--rounds* ]] &&
+		 { tools/xlb-bench/stages.sh --rounds 0 2>/dev/null; [[ $? -eq 2 ]]; } &&
+		 [[ $(O=$O tools/xlb-bench/stages.sh --rounds 1 --calls 2000 nosuch 2>&1 >/dev/null) == *nosuch* ]] &&
+		 ! O=$O tools/xlb-bench/stages.sh --rounds 1 --calls 2000 nosuch >/dev/null 2>&1'
 fi
 
 # the suite, in smoke mode, into a folder of its own
