@@ -1876,8 +1876,19 @@ int xlb_main(struct xdp_md *ctx)
 			return XDP_PASS;
 		}
 		/* one copy of the second half for both families */
-		if (!action)
+		if (!action) {
 			action = fc_send(ctx, &fa, &key, &ref);
+			/* sent from the flow cache: counted here, as above */
+			if (action == XDP_TX) {
+				__u64 *n;
+
+				key = fa.link * XLB_ACTIONS + XDP_TX;
+				n = bpf_map_lookup_elem(&xlb_actions, &key);
+				if (n)
+					*n += 1;
+				return XDP_TX;
+			}
+		}
 		/* the config only now: one value fewer kept over fc_send */
 		if (action == XLB_MISS) {
 			STOP_AFTER(1);
