@@ -1446,6 +1446,12 @@ TEST_F(lb, counters_follow_packets_and_verdicts)
 	len = lb_build(&s, in);
 	lb_run(&self->lb, in, len, &r);
 	EXPECT_TRUE(lb_expect_pass(in, len, &r, "not for a VIP"));
+	/* and one to an address that has no VIP: the filter's early exit */
+	lb_spec(&self->lb, v, &s);
+	s.dst[0] = inet_addr("198.18.0.77");
+	len = lb_build(&s, in);
+	lb_run(&self->lb, in, len, &r);
+	EXPECT_TRUE(lb_expect_pass(in, len, &r, "not to a VIP address"));
 	lb_spec(&self->lb, v, &s);
 	len = lb_build(&s, in);
 	lb_run(&self->lb, in, len - 1, &r);	/* cut: malformed */
@@ -1476,7 +1482,7 @@ TEST_F(lb, counters_follow_packets_and_verdicts)
 	ASSERT_EQ(0, xlb_dp_actions(&self->lb.dp, ac1));
 	EXPECT_EQ(0, ac1[XDP_ABORTED] - ac0[XDP_ABORTED]);
 	EXPECT_EQ(1, ac1[XDP_DROP] - ac0[XDP_DROP]);
-	EXPECT_EQ(1, ac1[XDP_PASS] - ac0[XDP_PASS]);
+	EXPECT_EQ(2, ac1[XDP_PASS] - ac0[XDP_PASS]);
 	EXPECT_EQ(7, ac1[XDP_TX] - ac0[XDP_TX]);
 	EXPECT_EQ(0, ac1[XDP_REDIRECT] - ac0[XDP_REDIRECT]);
 	ASSERT_EQ(0, xlb_dp_events(&self->lb.dp, ev1));
@@ -1568,6 +1574,7 @@ TEST_F(lb, fc_cached_packets_leave_as_the_whole_path_sends_them)
 	static __u8 in[LB_BUF];
 	static struct lb_res r0, r;
 	struct xlb_vip_stats vs0, vs1;
+	__u64 ac0[XLB_ACTIONS], ac1[XLB_ACTIONS];
 	struct xlb_fc_entry e;
 	struct pkt_spec s;
 	unsigned int i;
@@ -1588,6 +1595,7 @@ TEST_F(lb, fc_cached_packets_leave_as_the_whole_path_sends_them)
 		xlb_dp_changed(&self->lb.dp);	/* no live entry in the way */
 		ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, self->lb.vip[v].id,
 					      &vs0));
+		ASSERT_EQ(0, xlb_dp_actions(&self->lb.dp, ac0));
 		lb_run(&self->lb, in, len, &r0);
 		ASSERT_TRUE(lb_expect_fwd(&self->lb, v, &f, in, len, &r0,
 					  LB_EXPLAIN, "first packet", NULL));
@@ -1623,6 +1631,14 @@ TEST_F(lb, fc_cached_packets_leave_as_the_whole_path_sends_them)
 			       name);
 		EXPECT_EQ(stateful ? 5 : 6, vs1.cache_hits - vs0.cache_hits)
 			TH_LOG("VIP %s: packets sent from the cache", name);
+		/* and by their action, as the whole path counts its own */
+		ASSERT_EQ(0, xlb_dp_actions(&self->lb.dp, ac1));
+		EXPECT_EQ(7, ac1[r0.retval] - ac0[r0.retval])
+			TH_LOG("VIP %s: action %u", name, r0.retval);
+		EXPECT_EQ(7, ac1[XDP_ABORTED] + ac1[XDP_DROP] + ac1[XDP_PASS] +
+			     ac1[XDP_TX] + ac1[XDP_REDIRECT] - ac0[XDP_ABORTED] -
+			     ac0[XDP_DROP] - ac0[XDP_PASS] - ac0[XDP_TX] -
+			     ac0[XDP_REDIRECT]);
 	}
 }
 
