@@ -1054,8 +1054,15 @@ static int backend_add(struct xlb_state *s, const struct xlb_op *op,
 		ret = check_quic(s, v, &b, -1, where, err);
 	if (ret)
 		return ret;
-	/* where it goes by name within the VIP, and a name taken there */
-	for (i = lo, end = hi; i < end;) {
+	/*
+	 * Where it goes by name within the VIP, and a name taken there;
+	 * after the VIP's last backend in a file in canonical order.
+	 */
+	i = lo;
+	end = hi;
+	if (hi > lo && strcmp(s->backends[hi - 1].name, b.name) < 0)
+		i = hi;
+	for (; i < end;) {
 		size_t mid = i + (end - i) / 2;
 
 		if (strcmp(s->backends[mid].name, b.name) < 0)
