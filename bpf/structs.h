@@ -99,7 +99,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		9
+#define XLB_DP_ABI		10
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -311,9 +311,16 @@ _Static_assert(__builtin_offsetof(struct xlb_backend, dmac) % 8 == 0 &&
  * Flags beside the state: XLB_MEMBER_F_FULL, an ACTIVE member over its
  * VIP's bound (its `bound`, "Bounded loads" in docs/datapath.md):
  * a new flow (XLB_CT_CREATE_NEW) whose slot names it as primary takes
- * the slot's secondary if that is ACTIVE and not full, else stays.
- * Established flows, pickups and ICMP errors do not look at the flag.
- * xlbd sets and clears it from the active connection counts.
+ * the slot's secondary if that is ACTIVE and not full, and the record's
+ * budget is above 0, else stays.  Each flow so given takes one from the
+ * budget (an atomic add to the record's word, which changes no other
+ * field): the budget is the number of new flows that bring the member
+ * back within its bound if none of them came to it, so that a mark
+ * stops steering once it has done its work, not only at xlbd's next
+ * round.  Two CPUs may both take the last one (the budget then goes
+ * below 0, by fewer than the CPUs).  Established flows, pickups and
+ * ICMP errors do not look at the flag.  xlbd sets and clears it, and
+ * sets the budget, from the active connection counts.
  *
  * xlb_members is an ARRAY of XLB_MEMBER_BUCKETS buckets of
  * XLB_MEMBER_WAYS records (one cache line), mmapable: libxlb writes a
@@ -339,10 +346,13 @@ struct xlb_member {
 	__u16 backend;		/* backend id */
 	__u8 state;		/* XLB_MEMBER_* */
 	__u8 flags;		/* XLB_MEMBER_F_* */
-	__u8 pad[2];
+	__s16 budget;		/* XLB_MEMBER_F_FULL: new flows to give away */
 };
 
 #define XLB_MEMBER_F_FULL	0x01
+#define XLB_MEMBER_BUDGET_MAX	0x7fff
+/* What taking one from the budget adds to the record's word. */
+#define XLB_MEMBER_BUDGET_ONE	(1ull << 48)
 
 /* A record's state and flags as the program reads them: state | flags << 8. */
 #define XLB_MEMBER_STATE(sf)	((sf) & 0xff)
@@ -352,6 +362,8 @@ struct xlb_member_bucket {
 };
 
 _Static_assert(sizeof(struct xlb_member) == 8, "one 8-byte store");
+_Static_assert(__builtin_offsetof(struct xlb_member, budget) == 6,
+	       "the budget is the word's top 16 bits");
 _Static_assert(sizeof(struct xlb_member_bucket) == 64, "one cache line");
 
 /* The record's key as its first 32 bits read it (little endian). */

@@ -272,6 +272,42 @@ static __always_inline __u32 member_state(__u32 vip, __u32 be)
 }
 
 /*
+ * Bounded loads: one new flow of full member (vip, be) given to its
+ * slot's secondary, taken from the record's budget; 0 when the
+ * budget is spent (structs.h, "Members").  Read first, taken only when
+ * there is some: CPUs that race on the last one each take it, so the
+ * budget never goes below 0 by more than one per CPU.
+ */
+static __always_inline int member_spend(__u32 vip, __u32 be)
+{
+	__u32 key = xlb_member_key(vip, be), b = xlb_member_bucket(vip, be);
+	__u32 i, w;
+
+#pragma unroll
+	for (i = 0; i < XLB_MEMBER_PROBES; i++) {
+		__u32 k = (b + i) & (XLB_MEMBER_BUCKETS - 1);
+		struct xlb_member_bucket *mb;
+
+		mb = bpf_map_lookup_elem(&xlb_members, &k);
+		if (!mb)
+			return 0;
+#pragma unroll
+		for (w = 0; w < XLB_MEMBER_WAYS; w++) {
+			__u64 r = *(volatile __u64 *)&mb->m[w];
+
+			if ((__u32)r != key)
+				continue;
+			if ((__s16)(r >> 48) <= 0)
+				return 0;
+			__sync_fetch_and_add((__u64 *)&mb->m[w],
+					     -XLB_MEMBER_BUDGET_ONE);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * What was picked.  The backend's entry comes back beside it (*bep): a
  * choice is what forward() gets, and a global function sees no pointer
  * in what it is passed.
@@ -331,8 +367,8 @@ static __always_inline int pick_from_table(const struct xlb_config *cfg,
 	 * Failover: a primary that takes no new flows (marked down, or
 	 * drained, before its table is rebuilt) gives the flow to the
 	 * slot's secondary, which then heads the hop list alone.  Bounded
-	 * loads: a full primary gives a new flow to a secondary that is
-	 * active and not full, and keeps it otherwise.
+	 * loads: a full primary with budget left gives a new flow to a
+	 * secondary that is active and not full, and keeps it otherwise.
 	 */
 	st = member_state(vip->id, ch->slot.primary);
 	if (st != XLB_MEMBER_ACTIVE) {
@@ -342,7 +378,8 @@ static __always_inline int pick_from_table(const struct xlb_config *cfg,
 			st2 = member_state(vip->id, ch->slot.secondary);
 		if (XLB_MEMBER_STATE(st) == XLB_MEMBER_ACTIVE) {
 			if (ch->create != XLB_CT_CREATE_NEW ||
-			    st2 != XLB_MEMBER_ACTIVE)
+			    st2 != XLB_MEMBER_ACTIVE ||
+			    !member_spend(vip->id, ch->slot.primary))
 				goto keep;
 			count_event(XLB_EV_BOUNDED);
 		} else if (XLB_MEMBER_STATE(st2) != XLB_MEMBER_ACTIVE) {

@@ -905,10 +905,22 @@ static __u64 bounded_events(const struct lb *lb)
 	return ev[XLB_EV_BOUNDED];
 }
 
+/* Full with a budget that outlasts the test, or not full. */
 static int full(struct lb *lb, int v, __u16 id, bool on)
 {
 	return xlb_dp_member_flags_set(&lb->dp, (__u32)v, id,
-				       on ? XLB_MEMBER_F_FULL : 0);
+				       on ? XLB_MEMBER_F_FULL : 0,
+				       on ? XLB_MEMBER_BUDGET_MAX : 0);
+}
+
+static __s16 budget_of(struct lb *lb, int v, __u16 id)
+{
+	__s16 b = -1000;
+	__u8 fl;
+
+	if (xlb_dp_member_flags_get(&lb->dp, (__u32)v, id, &fl, &b))
+		return -1000;
+	return b;
 }
 
 /*
@@ -941,7 +953,7 @@ TEST_F(lb, bound_full_primary_gives_new_flows_to_the_secondary)
 		ASSERT_EQ(0, full(&self->lb, v, p.primary, true))
 			TH_LOG("set twice: no change the second time");
 		ASSERT_EQ(0, xlb_dp_member_flags_get(&self->lb.dp, (__u32)v,
-						     p.primary, &fl));
+						     p.primary, &fl, NULL));
 		EXPECT_EQ(XLB_MEMBER_F_FULL, fl);
 		EXPECT_EQ(XLB_MEMBER_ACTIVE, member_of(&self->lb, v, p.primary));
 
@@ -976,7 +988,7 @@ TEST_F(lb, bound_full_primary_gives_new_flows_to_the_secondary)
 					       p.secondary, XLB_MEMBER_DOWN,
 					       NULL));
 		ASSERT_EQ(0, xlb_dp_member_flags_get(&self->lb.dp, (__u32)v,
-						     p.secondary, &fl));
+						     p.secondary, &fl, NULL));
 		EXPECT_EQ(0, fl) TH_LOG("a state written clears the flags");
 		EXPECT_EQ(-ENOENT, full(&self->lb, v, p.secondary, true))
 			TH_LOG("only an active member is full");
@@ -996,6 +1008,73 @@ TEST_F(lb, bound_full_primary_gives_new_flows_to_the_secondary)
 	}
 }
 
+/*
+ * A full primary gives away as many new flows as its budget says, one
+ * taken per flow given, then keeps them; the program takes nothing else
+ * from the record.  xlbd's next look writes a budget anew, also when the
+ * flag stays.  The same SYN again after a flush is a new flow each time.
+ */
+TEST_F(lb, bound_budget_spent_keeps_new_flows_on_the_primary)
+{
+	static const int kinds[] = { K_TCP_IPIP4, K_UDP_GUE4 };
+	unsigned int i;
+	int v;
+
+	lb_for_each_vip(i, v, kinds) {
+		struct pkt_spec s;
+		struct xlb_flow f;
+		struct xlb_pick p;
+		__u64 ev0;
+		bool bounded;
+		int k;
+
+		lb_spec(&self->lb, v, &s);
+		f = lb_flow(&s);
+		p = lb_pick(&self->lb, v, &f);
+		ASSERT_NE(XLB_BACKEND_NONE, p.secondary);
+		ASSERT_NE(p.primary, p.secondary);
+		ASSERT_EQ(1, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
+						     p.primary,
+						     XLB_MEMBER_F_FULL, 2));
+		ev0 = bounded_events(&self->lb);
+		for (k = 0; k < 2; k++) {
+			EXPECT_EQ(p.secondary,
+				  xlb_dp_member_pick(&self->lb.dp, (__u32)v,
+						     p.primary, p.secondary,
+						     true, &bounded));
+			EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f,
+					       p.secondary,
+					       "new flow, budget left", NULL));
+			EXPECT_EQ(1 - k, budget_of(&self->lb, v, p.primary));
+			ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+		}
+		EXPECT_EQ(ev0 + 2, bounded_events(&self->lb));
+		EXPECT_EQ(XLB_MEMBER_ACTIVE, member_of(&self->lb, v,
+						       p.primary));
+		/* spent: the primary, and explain's pick says so too */
+		EXPECT_EQ(p.primary,
+			  xlb_dp_member_pick(&self->lb.dp, (__u32)v, p.primary,
+					     p.secondary, true, &bounded));
+		EXPECT_FALSE(bounded);
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.primary,
+				       "new flow, budget spent", NULL));
+		EXPECT_EQ(0, budget_of(&self->lb, v, p.primary))
+			TH_LOG("a spent budget is not taken below 0");
+		EXPECT_EQ(ev0 + 2, bounded_events(&self->lb));
+		ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+		/* written anew with the flag unchanged: 0, and it steers */
+		EXPECT_EQ(0, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
+						     p.primary,
+						     XLB_MEMBER_F_FULL, 1));
+		EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.secondary,
+				       "new flow, budget written anew", NULL));
+		EXPECT_EQ(0, budget_of(&self->lb, v, p.primary));
+		EXPECT_EQ(ev0 + 3, bounded_events(&self->lb));
+		ASSERT_EQ(0, xlb_dp_ct_flush(&self->lb.dp));
+		ASSERT_EQ(1, full(&self->lb, v, p.primary, false));
+	}
+}
+
 /* Bad flags and members that are not there change nothing. */
 TEST_F(lb, bound_flags_refuse_bad_input)
 {
@@ -1003,26 +1082,37 @@ TEST_F(lb, bound_flags_refuse_bad_input)
 	struct pkt_spec s;
 	struct xlb_flow f;
 	struct xlb_pick p;
+	__s16 budget = -1;
 	__u8 fl = 0xff;
 
 	lb_spec(&self->lb, v, &s);
 	f = lb_flow(&s);
 	p = lb_pick(&self->lb, v, &f);
 	EXPECT_EQ(-EINVAL, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
-						   p.primary, 0x80));
+						   p.primary, 0x80, 0));
 	EXPECT_EQ(-EINVAL, xlb_dp_member_flags_set(&self->lb.dp, XLB_MAX_VIPS,
 						   p.primary,
-						   XLB_MEMBER_F_FULL));
+						   XLB_MEMBER_F_FULL, 1));
 	EXPECT_EQ(-EINVAL, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
 						   XLB_BACKEND_ID_MAX + 1,
-						   XLB_MEMBER_F_FULL));
+						   XLB_MEMBER_F_FULL, 1));
+	/* budgets out of range, or without the flag */
+	EXPECT_EQ(-EINVAL, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
+						   p.primary,
+						   XLB_MEMBER_F_FULL, -1));
+	EXPECT_EQ(-EINVAL, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
+						   p.primary, XLB_MEMBER_F_FULL,
+						   XLB_MEMBER_BUDGET_MAX + 1));
+	EXPECT_EQ(-EINVAL, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
+						   p.primary, 0, 5));
 	/* a backend of the fixture that is no member of this VIP */
 	EXPECT_EQ(-ENOENT, xlb_dp_member_flags_set(&self->lb.dp, (__u32)v,
 						   LB_TABLE_BACKENDS + 1,
-						   XLB_MEMBER_F_FULL));
+						   XLB_MEMBER_F_FULL, 1));
 	ASSERT_EQ(0, xlb_dp_member_flags_get(&self->lb.dp, (__u32)v,
-					     p.primary, &fl));
+					     p.primary, &fl, &budget));
 	EXPECT_EQ(0, fl);
+	EXPECT_EQ(0, budget);
 	EXPECT_EQ(XLB_MEMBER_ACTIVE, member_of(&self->lb, v, p.primary));
 	EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s, &f, p.primary,
 			       "after the refusals", NULL));

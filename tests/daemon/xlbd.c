@@ -2290,7 +2290,7 @@ static int flags_of(struct env *e, long long vip, long long be)
 
 	if (vip < 0 || be < 0 || xlb_dp_from_pins(&dp, e->pins, &err))
 		return -1;
-	ret = xlb_dp_member_flags_get(&dp, (__u32)vip, (__u16)be, &fl);
+	ret = xlb_dp_member_flags_get(&dp, (__u32)vip, (__u16)be, &fl, NULL);
 	xlb_dp_close(&dp);
 	return ret ? -1 : fl;
 }
@@ -2312,7 +2312,9 @@ static bool flags_wait(struct env *e, long long vip, long long be, int want,
 /*
  * xlbd marks a member full from the data path's counts while its VIP has
  * a bound: 70 of 100 connections on one of three backends is over
- * ceil(1.25 x 101 / 3) = 43; the others are not.  Even counts clear it;
+ * ceil(1.25 x 101 / 3) = 43; the others are not.  Its budget is the 68
+ * new flows elsewhere after which 70 is within the bound
+ * (ceil(1.25 x 169 / 3) = 71).  Even counts clear it;
  * so does the bound going away.  A mark an earlier daemon left on the
  * pinned maps (set here by hand, xlbd stopped) is cleared by the daemon
  * that adopts them, though no VIP has a bound.
@@ -2344,6 +2346,9 @@ TEST_F(xlbd, bound_marks_members_full_from_the_counts)
 	EXPECT_EQ(70, jget_int(j, "backends.0.connections"));
 	EXPECT_STREQ("true", jget_str(j, "backends.0.full"));
 	EXPECT_STREQ("false", jget_str(j, "backends.1.full"));
+	/* with its budget: 100 + 68 flows elsewhere put 70 within the bound */
+	EXPECT_EQ(68, jget_int(j, "backends.0.bound_budget"));
+	EXPECT_EQ(0, jget_int(j, "backends.1.bound_budget"));
 	json_object_put(j);
 
 	/* even again: cleared; one mark set, one cleared */
@@ -2365,7 +2370,7 @@ TEST_F(xlbd, bound_marks_members_full_from_the_counts)
 	daemon_stop(&self->e, SIGTERM);
 	ASSERT_EQ(0, xlb_dp_from_pins(&dp, self->e.pins, &err)) TH_LOG("%s", err.msg);
 	EXPECT_EQ(1, xlb_dp_member_flags_set(&dp, (__u32)vip, (__u16)id[1],
-					     XLB_MEMBER_F_FULL));
+					     XLB_MEMBER_F_FULL, 5));
 	xlb_dp_close(&dp);
 	ASSERT_EQ(0, daemon_start(&self->e, ""));
 	EXPECT_TRUE(flags_wait(&self->e, vip, id[1], 0, 5000))

@@ -3,7 +3,8 @@
  * Bounded loads outside the data path: a VIP's bound in the grammar
  * (values, save round trip, every bad form refused with its reason and
  * place, the state unchanged) and the capacity rule xlbd marks backends
- * full by (xlb_bound_full), at its edges and against a brute force.
+ * full by (xlb_bound_full) and the budget it gives a mark
+ * (xlb_bound_budget), at their edges and against a brute force.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,54 @@ TEST(bound_full_agrees_with_a_brute_force)
 			cap++;
 		ASSERT_EQ(conns + 1 > cap,
 			  xlb_bound_full(conns, total, w, wsum, pct))
+			TH_LOG("conns %llu total %llu w %u/%llu c %u",
+			       (unsigned long long)conns,
+			       (unsigned long long)total, w,
+			       (unsigned long long)wsum, pct);
+	}
+}
+
+/*
+ * The budget: the fewest new flows elsewhere after which a full member is
+ * full no more.  Four equal backends, c = 1.25: 32 of 100 is full
+ * (capacity 32); at 102 the capacity is ceil(1.25 x 103 / 4) = 33, so 2.
+ */
+TEST(bound_budget_at_its_edges)
+{
+	EXPECT_EQ(0, xlb_bound_budget(31, 100, 1, 4, 125, 0x7fff));
+	EXPECT_EQ(2, xlb_bound_budget(32, 100, 1, 4, 125, 0x7fff));
+	EXPECT_FALSE(xlb_bound_full(32, 102, 1, 4, 125));
+	EXPECT_TRUE(xlb_bound_full(32, 101, 1, 4, 125));
+	/* one on four, c = 1: 1 of 1 is full until 3 more came elsewhere */
+	EXPECT_EQ(3, xlb_bound_budget(1, 1, 1, 4, 100, 0x7fff));
+	/* capped: a member far over its bound */
+	EXPECT_EQ(0x7fff, xlb_bound_budget(1000000, 1000000, 1, 4, 125,
+					    0x7fff));
+	EXPECT_EQ(10, xlb_bound_budget(1000000, 1000000, 1, 4, 125, 10));
+	/* never full, never a budget */
+	EXPECT_EQ(0, xlb_bound_budget(1000, 1000, 0, 4, 125, 0x7fff));
+	EXPECT_EQ(0, xlb_bound_budget(1000, 1000, 1, 4, 0, 0x7fff));
+}
+
+/* Against counting flows out one at a time until the member fits. */
+TEST(bound_budget_agrees_with_a_brute_force)
+{
+	unsigned int seed = 12, i;
+
+	for (i = 0; i < 20000; i++) {
+		uint64_t wsum = 1 + rand_r(&seed) % 50;
+		uint32_t w = 1 + rand_r(&seed) % (unsigned int)wsum;
+		uint64_t total = rand_r(&seed) % 500;
+		uint64_t conns = rand_r(&seed) % (total + 1);
+		unsigned int pct = 100 + rand_r(&seed) % 400;
+		uint64_t k = 0;
+
+		if (xlb_bound_full(conns, total, w, wsum, pct))
+			for (k = 1; xlb_bound_full(conns, total + k, w, wsum,
+						   pct); k++)
+				;
+		ASSERT_EQ(k > 0x7fff ? 0x7fff : k,
+			  xlb_bound_budget(conns, total, w, wsum, pct, 0x7fff))
 			TH_LOG("conns %llu total %llu w %u/%llu c %u",
 			       (unsigned long long)conns,
 			       (unsigned long long)total, w,

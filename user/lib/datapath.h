@@ -182,20 +182,26 @@ const char *xlb_member_state_name(__u8 state);
  * a flow with no connection entry: the primary if it is an active member
  * (and, for a new flow, not full), else the secondary if it is active,
  * else -ENOENT (no backend: dropped).  A full primary keeps everything
- * but a new flow with an active secondary that is not full (*bounded).
+ * but a new flow with an active secondary that is not full, while its
+ * budget lasts (*bounded); the budget is read, not taken.
  */
 int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
 		       __u16 secondary, bool new_flow, bool *bounded);
 /*
- * A member's flags (XLB_MEMBER_F_*).  Setting: one store, no new
- * generation; only an active member takes XLB_MEMBER_F_FULL (-ENOENT
- * for another, or none; its flags are cleared).  1 when they changed.
- * A state written by xlb_dp_member_set clears them.
+ * A member's flags (XLB_MEMBER_F_*) and, with XLB_MEMBER_F_FULL, its
+ * budget: the new flows it still gives to secondaries (bpf/structs.h,
+ * "Members"; below 0 by what CPUs racing on the last one took).
+ * Setting: one store, no new generation; budget 0..XLB_MEMBER_BUDGET_MAX,
+ * and 0 without the flag (-EINVAL otherwise); only an active member
+ * takes XLB_MEMBER_F_FULL (-ENOENT for another, or none; its flags are
+ * cleared).  1 when the flags changed, 0 when only the budget was
+ * written or nothing.  A state written by xlb_dp_member_set clears both.
+ * budget may be NULL when getting.
  */
 int xlb_dp_member_flags_get(const struct xlb_dp *dp, __u32 vip,
-			    __u16 backend, __u8 *flags);
+			    __u16 backend, __u8 *flags, __s16 *budget);
 int xlb_dp_member_flags_set(const struct xlb_dp *dp, __u32 vip,
-			    __u16 backend, __u8 flags);
+			    __u16 backend, __u8 flags, int budget);
 /* Does a connection entry of (vip, backend) hold: active or draining? */
 bool xlb_dp_member_keeps(const struct xlb_dp *dp, __u32 vip, __u16 backend);
 

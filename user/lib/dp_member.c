@@ -34,6 +34,12 @@ static __u8 rec_flags(__u64 r)
 	return (__u8)(r >> 40);
 }
 
+/* the budget of a full member (XLB_MEMBER_F_FULL), the word's top 16 bits */
+static __s16 rec_budget(__u64 r)
+{
+	return (__s16)(r >> 48);
+}
+
 static volatile __u64 *rec_at(const struct xlb_dp *dp, __u32 place)
 {
 	return (volatile __u64 *)&dp->member_map[place / XLB_MEMBER_WAYS]
@@ -400,30 +406,37 @@ int dp_members_sync(const struct xlb_dp *dp, __u32 vip,
 	return ret;
 }
 
-/* state | flags << 8 as the program reads it; XLB_MEMBER_FREE: none */
-static __u32 member_sf(const struct xlb_dp *dp, __u32 vip, __u16 backend)
+/*
+ * state | flags << 8 as the program reads it; XLB_MEMBER_FREE: none.
+ * The budget beside it, when asked for.
+ */
+static __u32 member_sf(const struct xlb_dp *dp, __u32 vip, __u16 backend,
+		       __s16 *budget)
 {
 	__u64 r;
 
 	if (backend > XLB_BACKEND_ID_MAX ||
 	    member_rec(dp, vip, backend, &r, NULL))
 		return XLB_MEMBER_FREE;
+	if (budget)
+		*budget = rec_budget(r);
 	return rec_state(r) | (__u32)rec_flags(r) << 8;
 }
 
 int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
 		       __u16 secondary, bool new_flow, bool *bounded)
 {
-	__u32 a = member_sf(dp, vip, primary), b;
+	__s16 budget = 0;
+	__u32 a = member_sf(dp, vip, primary, &budget), b;
 
 	*bounded = false;
 	if (primary > XLB_BACKEND_ID_MAX)
 		return -ENOENT;
 	if (a == XLB_MEMBER_ACTIVE)
 		return primary;
-	b = member_sf(dp, vip, secondary);
+	b = member_sf(dp, vip, secondary, NULL);
 	if (XLB_MEMBER_STATE(a) == XLB_MEMBER_ACTIVE) {	/* full */
-		if (!new_flow || b != XLB_MEMBER_ACTIVE)
+		if (!new_flow || b != XLB_MEMBER_ACTIVE || budget <= 0)
 			return primary;
 		*bounded = true;
 		return secondary;
@@ -434,18 +447,21 @@ int xlb_dp_member_pick(const struct xlb_dp *dp, __u32 vip, __u16 primary,
 }
 
 int xlb_dp_member_flags_get(const struct xlb_dp *dp, __u32 vip,
-			    __u16 backend, __u8 *flags)
+			    __u16 backend, __u8 *flags, __s16 *budget)
 {
 	__u64 r;
 	int ret = member_rec(dp, vip, backend, &r, NULL);
 
-	if (!ret)
+	if (!ret) {
 		*flags = rec_flags(r);
+		if (budget)
+			*budget = rec_budget(r);
+	}
 	return ret;
 }
 
 int xlb_dp_member_flags_set(const struct xlb_dp *dp, __u32 vip,
-			    __u16 backend, __u8 flags)
+			    __u16 backend, __u8 flags, int budget)
 {
 	__u32 p;
 	bool found;
@@ -454,7 +470,9 @@ int xlb_dp_member_flags_set(const struct xlb_dp *dp, __u32 vip,
 
 	if (ret)
 		return ret;
-	if (flags & ~XLB_MEMBER_F_FULL)
+	if ((flags & ~XLB_MEMBER_F_FULL) || budget < 0 ||
+	    budget > XLB_MEMBER_BUDGET_MAX ||
+	    (budget && !(flags & XLB_MEMBER_F_FULL)))
 		return -EINVAL;
 	pthread_mutex_lock(&member_lock);
 	ret = member_place(dp, (__u16)vip, backend, &p, &found);
@@ -466,17 +484,24 @@ int xlb_dp_member_flags_set(const struct xlb_dp *dp, __u32 vip,
 			/* only an active member is full; the others are not */
 			ret = flags ? -ENOENT : 0;
 			flags = 0;
+			budget = 0;
 		}
 		/*
 		 * No new generation: the flag steers new flows only, which
-		 * the flow cache never holds.
+		 * the flow cache never holds.  The budget is written anew
+		 * even when the flags stay: what the program took of it is
+		 * given back, counted afresh.  A program's take between the
+		 * load and the store is lost, which only gives one more.
 		 */
-		if (rec_flags(r) != flags) {
+		if (rec_flags(r) != flags || rec_budget(r) != budget) {
 			__atomic_store_n(rec_at(dp, p),
 					 rec_word((__u16)vip, backend,
 						  rec_state(r)) |
-					 (__u64)flags << 40, __ATOMIC_RELEASE);
-			ret = ret ? ret : 1;
+					 (__u64)flags << 40 |
+					 (__u64)(__u16)budget << 48,
+					 __ATOMIC_RELEASE);
+			if (!ret && rec_flags(r) != flags)
+				ret = 1;
 		}
 	}
 	pthread_mutex_unlock(&member_lock);

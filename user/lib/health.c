@@ -138,6 +138,24 @@ bool xlb_bound_full(uint64_t conns, uint64_t total, uint32_t w,
 	return (unsigned __int128)conns + 1 > cap;
 }
 
+/*
+ * Not full after k ⟺ c × (total + k + 1) × w > conns × 100 × wsum ⟺
+ * total + k ≥ ⌊conns × 100 × wsum / (c × w)⌋ (c = bound_pct), and that
+ * floor is above total while full, so k ≥ 1.
+ */
+uint32_t xlb_bound_budget(uint64_t conns, uint64_t total, uint32_t w,
+			  uint64_t wsum, unsigned int bound_pct, uint32_t max)
+{
+	unsigned __int128 q;
+
+	if (!xlb_bound_full(conns, total, w, wsum, bound_pct))
+		return 0;
+	q = (unsigned __int128)conns * 100 * wsum /
+	    ((unsigned __int128)bound_pct * w);
+	q -= total;
+	return q > max ? max : (uint32_t)q;
+}
+
 bool xlb_hc_panic(unsigned int eligible, unsigned int down,
 		  unsigned int panic_pct)
 {

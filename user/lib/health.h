@@ -57,6 +57,15 @@ bool xlb_hc_record(struct xlb_hc_state *s, bool ok, uint8_t rise,
  */
 bool xlb_bound_full(uint64_t conns, uint64_t total, uint32_t w,
 		    uint64_t wsum, unsigned int bound_pct);
+/*
+ * For a full backend (above): how many new flows, none of them its own,
+ * bring it back within its bound (the fewest k >= 1 for which
+ * xlb_bound_full(conns, total + k, ...) is false), at most max; 0 when
+ * it is not full.  The data path gives that many of its new flows to
+ * secondaries, then lets them come to it until xlbd looks again.
+ */
+uint32_t xlb_bound_budget(uint64_t conns, uint64_t total, uint32_t w,
+			  uint64_t wsum, unsigned int bound_pct, uint32_t max);
 
 /*
  * Panic threshold: true when more than panic_pct percent of a VIP's

@@ -9,6 +9,12 @@
  * reads.  A VIP whose bound went away has its marks cleared once; so has
  * every VIP of a data path adopted at start (marks the last daemon left).
  *
+ * A mark comes with a budget (xlb_bound_budget): the new flows the
+ * member gives away before it is within its bound again, taken by the
+ * program one per flow given, so that a mark made on small counts stops
+ * steering when it has done its work and not only at the next round (a
+ * burst of new flows would otherwise all pass the member by).
+ *
  * The data path counts per backend id, so a backend that serves two VIPs
  * brings the connections of both: the bound is then on what the backend
  * carries, which is what it protects.  Between two rounds the program
@@ -58,18 +64,19 @@ void xlbd_bound_tick(struct xlbd *d)
 		}
 		for (k = first; k < first + n; k++) {
 			uint16_t id = d->rt_bes[k].id;
-			bool full = false;
+			uint32_t budget = 0;
 
 			if (v->bound_pct && id < hi)
-				full = xlb_bound_full(conns[id] > 0 ?
-						      (uint64_t)conns[id] : 0,
-						      total,
-						      d->state.backends[k].weight,
-						      wsum, v->bound_pct);
+				budget = xlb_bound_budget(
+					conns[id] > 0 ? (uint64_t)conns[id] : 0,
+					total, d->state.backends[k].weight,
+					wsum, v->bound_pct,
+					XLB_MEMBER_BUDGET_MAX);
 			/* -ENOENT: not an active member (never full) */
 			if (xlb_dp_member_flags_set(&d->dp, rv->id, id,
-						    full ? XLB_MEMBER_F_FULL :
-							   0) > 0)
+						    budget ? XLB_MEMBER_F_FULL :
+							     0,
+						    (int)budget) > 0)
 				d->bound_marks++;
 		}
 		rv->bounded = v->bound_pct != 0;

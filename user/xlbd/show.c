@@ -469,13 +469,18 @@ int xlbd_show_backends(struct xlbd *d, const char *vip, json_object **out,
 		jadd(o, "share", jdbl(m ? (double)counts[rb->id] / m : 0));
 		{	/* bounded loads: its count and mark */
 			__s64 c = 0;
+			__s16 budget = 0;
 			__u8 fl = 0;
 
 			xlb_dp_backend_conns(&d->dp, rb->id, &c);
 			xlb_dp_member_flags_get(&d->dp, d->rt_vips[vi].id,
-						rb->id, &fl);
+						rb->id, &fl, &budget);
 			jadd(o, "connections", jint(c > 0 ? c : 0));
 			jadd(o, "full", jbool(fl & XLB_MEMBER_F_FULL));
+			/* the new flows it still gives away while full */
+			jadd(o, "bound_budget",
+			     jint(fl & XLB_MEMBER_F_FULL && budget > 0 ?
+				  budget : 0));
 		}
 		member_counters(d, rb->id, o);
 		json_object_array_add(a, o);
@@ -1003,7 +1008,7 @@ int xlbd_explain(struct xlbd *d, const char *flow, json_object **out,
 		jadd(r, "reason", jstr("the slot's primary and secondary take no new flows (down, draining or removed)"));
 	} else if (bounded) {
 		jadd(r, "verdict", jstr("forward"));
-		jadd(r, "reason", jstr("new flow: the slot's primary is over the VIP's bound (full), so its secondary, which is not"));
+		jadd(r, "reason", jstr("new flow: the slot's primary is over the VIP's bound (full, with budget left), so its secondary, which is not"));
 	} else if (target != pick.primary) {
 		jadd(r, "verdict", jstr("forward"));
 		jadd(r, "reason", jstr("the slot's primary takes no new flows (down or draining): its secondary, until the rebuilt table"));
