@@ -277,6 +277,11 @@ static __always_inline __u32 member_state(__u32 vip, __u32 be)
  * budget is spent (structs.h, "Members").  Read first, taken only when
  * there is some: CPUs that race on the last one each take it, so the
  * budget never goes below 0 by more than one per CPU.
+ *
+ * member_state's search again, not a search both share: one that hands
+ * back the record's word through a pointer puts it on the stack, and
+ * xlb_main's frame with its callees' is then over the 512 bytes the
+ * verifier allows (528, measured).
  */
 static __always_inline int member_spend(__u32 vip, __u32 be)
 {

@@ -179,8 +179,12 @@ TEST(bound_full_at_the_capacity_edges)
 	EXPECT_TRUE(xlb_bound_full(~0ull >> 1, ~0ull >> 1, 1, 4, 125));
 }
 
-/* Against the capacity counted out slowly: c x (total + 1) x w / W. */
-TEST(bound_full_agrees_with_a_brute_force)
+/*
+ * Against the capacity counted out slowly: c x (total + 1) x w / W; and
+ * the budget against flows counted out one at a time until the member
+ * fits.
+ */
+TEST(bound_full_and_budget_agree_with_a_brute_force)
 {
 	unsigned int seed = 11, i;
 
@@ -190,7 +194,7 @@ TEST(bound_full_agrees_with_a_brute_force)
 		uint64_t total = rand_r(&seed) % 500;
 		uint64_t conns = rand_r(&seed) % (total + 1);
 		unsigned int pct = 100 + rand_r(&seed) % 400;
-		uint64_t cap = 0;
+		uint64_t cap = 0, k = 0;
 
 		/* the least cap with cap x 100 x wsum >= pct x (total+1) x w */
 		while (cap * 100 * wsum < (uint64_t)pct * (total + 1) * w)
@@ -198,6 +202,16 @@ TEST(bound_full_agrees_with_a_brute_force)
 		ASSERT_EQ(conns + 1 > cap,
 			  xlb_bound_full(conns, total, w, wsum, pct))
 			TH_LOG("conns %llu total %llu w %u/%llu c %u",
+			       (unsigned long long)conns,
+			       (unsigned long long)total, w,
+			       (unsigned long long)wsum, pct);
+		if (conns + 1 > cap)
+			for (k = 1; xlb_bound_full(conns, total + k, w, wsum,
+						   pct); k++)
+				;
+		ASSERT_EQ(k > 0x7fff ? 0x7fff : k,
+			  xlb_bound_budget(conns, total, w, wsum, pct, 0x7fff))
+			TH_LOG("budget: conns %llu total %llu w %u/%llu c %u",
 			       (unsigned long long)conns,
 			       (unsigned long long)total, w,
 			       (unsigned long long)wsum, pct);
@@ -224,32 +238,6 @@ TEST(bound_budget_at_its_edges)
 	/* never full, never a budget */
 	EXPECT_EQ(0, xlb_bound_budget(1000, 1000, 0, 4, 125, 0x7fff));
 	EXPECT_EQ(0, xlb_bound_budget(1000, 1000, 1, 4, 0, 0x7fff));
-}
-
-/* Against counting flows out one at a time until the member fits. */
-TEST(bound_budget_agrees_with_a_brute_force)
-{
-	unsigned int seed = 12, i;
-
-	for (i = 0; i < 20000; i++) {
-		uint64_t wsum = 1 + rand_r(&seed) % 50;
-		uint32_t w = 1 + rand_r(&seed) % (unsigned int)wsum;
-		uint64_t total = rand_r(&seed) % 500;
-		uint64_t conns = rand_r(&seed) % (total + 1);
-		unsigned int pct = 100 + rand_r(&seed) % 400;
-		uint64_t k = 0;
-
-		if (xlb_bound_full(conns, total, w, wsum, pct))
-			for (k = 1; xlb_bound_full(conns, total + k, w, wsum,
-						   pct); k++)
-				;
-		ASSERT_EQ(k > 0x7fff ? 0x7fff : k,
-			  xlb_bound_budget(conns, total, w, wsum, pct, 0x7fff))
-			TH_LOG("conns %llu total %llu w %u/%llu c %u",
-			       (unsigned long long)conns,
-			       (unsigned long long)total, w,
-			       (unsigned long long)wsum, pct);
-	}
 }
 
 TEST_HARNESS_MAIN
