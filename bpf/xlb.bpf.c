@@ -152,14 +152,14 @@ static __always_inline struct xlb_vip *find_vip(const struct xlb_flow *f)
 }
 
 /*
- * The address filter (structs.h): 0 when the flow's destination is
- * no VIP's address, so the packet is not ours.  key is the caller's,
- * reused: a key of its own would grow xlb_main()'s frame (see there).
+ * The address filter (structs.h): 0 when the destination (d0, d1: the
+ * flow's dst words) is no VIP's address, so the packet is not ours.
+ * key is the caller's, reused: a key of its own would grow xlb_main()'s
+ * frame (see there).
  */
-static __always_inline int vip_addr_maybe(const struct xlb_flow *f,
+static __always_inline int vip_addr_maybe(__u64 d0, __u64 d1, __u8 family,
 					  __u32 *key)
 {
-	const __u64 *d = (const __u64 *)&f->dst;
 	const __u64 *w;
 	void *idx;
 	__u32 h;
@@ -168,7 +168,7 @@ static __always_inline int vip_addr_maybe(const struct xlb_flow *f,
 	idx = bpf_map_lookup_elem(&xlb_vip_index, key);
 	if (!idx)
 		return 0;
-	h = xlb_vip_filter_hash(d[0], d[1], f->family);
+	h = xlb_vip_filter_hash(d0, d1, family);
 	*key = XLB_VIP_INDEX_SLOTS + (h >> 9);
 	w = bpf_map_lookup_elem(idx, key);
 	return w && (w[(h >> 6) & 7] >> (h & 63) & 1);
@@ -1373,6 +1373,13 @@ static __always_inline struct ethhdr *grow_front(struct xdp_md *ctx,
  * the packet; the fast path goes on (fast_send) and fills one.
  */
 #define XLB_MISS	(-5)
+/*
+ * The fast path's TCP or UDP packet to no VIP's address (the address
+ * filter): passed at once, before its ports are looked at.  The general
+ * path would pass it too: a flow, a fragment or a malformed packet to
+ * an address no VIP has is not ours.
+ */
+#define XLB_NOT_OURS	(-7)
 
 /* What the flow cache needs of a packet and what it found. */
 struct fc_ref {
@@ -1689,7 +1696,8 @@ static __always_inline void fast_pkt(struct fwd_args *fa, __u32 tot,
  * table hit but the one that grows the frame.  The packet tests send such
  * packets through both paths.
  */
-static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
+static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa,
+				   __u32 *key)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -1704,6 +1712,9 @@ static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 	frag = bpf_ntohs(ip->frag_off);
 	if (frag & (XLB_IP_MF | XLB_IP_OFFSET))
 		return XLB_GENERAL;
+	if ((ip->protocol == IPPROTO_TCP || ip->protocol == IPPROTO_UDP) &&
+	    !vip_addr_maybe(ip->daddr, 0, XLB_FAMILY_INET, key))
+		return XLB_NOT_OURS;
 	tot = bpf_ntohs(ip->tot_len);
 	barrier_var(tot);	/* bounds lost in the byte swap (6.1) */
 	tot &= 0xffff;
@@ -1733,7 +1744,8 @@ static __always_inline int fast_v4(struct xdp_md *ctx, struct fwd_args *fa)
 	return fa->ch.create == XLB_CT_CREATE_NONE ? XLB_GENERAL : 0;
 }
 
-static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
+static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa,
+				   __u32 *key)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -1745,6 +1757,12 @@ static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
 
 	if ((void *)(ip6 + 1) > end || ip6->version != 6)
 		return XLB_GENERAL;
+	sa = ip6->saddr.in6_u.u6_addr32;
+	da = ip6->daddr.in6_u.u6_addr32;
+	if ((ip6->nexthdr == IPPROTO_TCP || ip6->nexthdr == IPPROTO_UDP) &&
+	    !vip_addr_maybe(da[0] | (__u64)da[1] << 32,
+			    da[2] | (__u64)da[3] << 32, XLB_FAMILY_INET6, key))
+		return XLB_NOT_OURS;
 	tot = bpf_ntohs(ip6->payload_len);
 	barrier_var(tot);	/* bounds lost in the byte swap (6.1) */
 	tot = (tot & 0xffff) + sizeof(*ip6);
@@ -1754,8 +1772,6 @@ static __always_inline int fast_v6(struct xdp_md *ctx, struct fwd_args *fa)
 	if (fast_l4(ip6->nexthdr, th, end, tot, sizeof(*ip6)))
 		return XLB_GENERAL;
 	/* the flow in five 8-byte stores (see vip_key_of) */
-	sa = ip6->saddr.in6_u.u6_addr32;
-	da = ip6->daddr.in6_u.u6_addr32;
 	{
 		__u64 *w = (__u64 *)&fa->p.flow;
 
@@ -1899,16 +1915,16 @@ int xlb_main(struct xdp_md *ctx)
 	fa.link = XLB_LINK_SLOT(ctx->ingress_ifindex);
 	if ((void *)(eth + 1) <= (void *)(long)ctx->data_end) {
 		if (eth->h_proto == bpf_htons(ETH_P_IP))
-			action = fast_v4(ctx, &fa);
+			action = fast_v4(ctx, &fa, &key);
 		else if (eth->h_proto == bpf_htons(ETH_P_IPV6))
-			action = fast_v6(ctx, &fa);
+			action = fast_v6(ctx, &fa, &key);
 		/*
 		 * Not to a VIP's address: passed, nothing else looked at,
 		 * and counted here rather than by count_action, whose call
 		 * and return cost a tenth of such a packet (pkt benchmark,
 		 * non_vip_pass).
 		 */
-		if (!action && !vip_addr_maybe(&fa.p.flow, &key)) {
+		if (action == XLB_NOT_OURS) {
 			__u64 *n;
 
 			key = fa.link * XLB_ACTIONS + XDP_PASS;

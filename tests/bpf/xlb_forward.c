@@ -437,7 +437,7 @@ static void raw_from_spec(struct raw_case *c, const char *name,
 
 TEST_F(lb, non_vip_traffic_passes_byte_identical)
 {
-	static struct raw_case cases[40];
+	static struct raw_case cases[48];
 	static struct lb_res r;
 	static const __u8 arp[28] = {
 		0, 1, 8, 0, 6, 4, 0, 1,			/* request */
@@ -489,6 +489,22 @@ TEST_F(lb, non_vip_traffic_passes_byte_identical)
 		/* echo requests are answered: icmp_echo_to_vip_answered */
 		s.icmp_type = v4 ? 0 : 129;
 		raw_from_spec(&cases[n++], "ICMP echo reply to a VIP", &s);
+
+		/*
+		 * TCP and UDP to another address leave at the address
+		 * filter before their ports are read; these would otherwise
+		 * take the general path (a FIN, an RST), or the flow cache
+		 * (UDP)
+		 */
+		lb_spec(&self->lb, v, &s);
+		pkt_addr(fam, v4 ? "198.51.100.99" : "2001:db8:1::99", s.dst);
+		s.tcp_flags = PKT_TCP_FIN | PKT_TCP_ACK;
+		raw_from_spec(&cases[n++], "TCP FIN to another address", &s);
+		s.tcp_flags = PKT_TCP_RST;
+		raw_from_spec(&cases[n++], "TCP RST to another address", &s);
+		s.tcp_flags = PKT_TCP_ACK;
+		s.proto = IPPROTO_UDP;
+		raw_from_spec(&cases[n++], "UDP to another address", &s);
 
 		/* a malformed packet to another address is not ours either */
 		lb_spec(&self->lb, v, &s);
@@ -548,6 +564,7 @@ TEST_F(lb, non_vip_traffic_passes_byte_identical)
 		n++;
 	}
 
+	ASSERT_GE(sizeof(cases) / sizeof(cases[0]), (size_t)n);
 	for (i = 0; i < n; i++) {
 		ASSERT_NE(0, cases[i].len)
 			TH_LOG("test bug: %s", cases[i].name);
