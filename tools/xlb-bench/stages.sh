@@ -86,47 +86,4 @@ for p in "${paths[@]}"; do
 	done
 done
 
-python3 - "$out" "$json" "${names[@]:1}" <<'EOF'
-import json, sys
-
-path_file, as_json, names = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
-runs = {}
-for line in open(path_file):
-    n, rec = line.split(" ", 1)
-    r = json.loads(rec)
-    runs.setdefault(r["params"]["path"], {})[int(n)] = r
-bad = 0
-if not as_json:
-    print("share: of the whole program's time (test run included), up to the "
-          "end of the stage; stage: its own share, and in ns")
-    print("%-17s %-1s %-26s %6s %6s %8s" %
-          ("path", "#", "stage", "share", "stage", "ns"))
-for p, st in runs.items():
-    if 0 not in st or any(n not in st for n in range(1, len(names) + 1)):
-        print("stages.sh: %s: a run printed no figure" % p, file=sys.stderr)
-        bad = 1
-        continue
-    whole = st[0]["value"]
-    prev = 1.0 / st[0]["ratio"]
-    rows = [(0, "test run (XDP_TX only)", prev, prev)]
-    for n in range(1, len(names) + 1):
-        cum = 1.0 / st[n]["ratio"]
-        rows.append((n, names[n - 1], cum, cum - prev))
-        prev = cum
-    rows.append((len(names) + 1, "rest (flow cache fill, return)", 1.0,
-                 1.0 - prev))
-    for n, name, cum, own in rows:
-        if as_json:
-            print(json.dumps({
-                "bench": "stages", "name": "stages.%s.%d" % (p, n),
-                "value": round(own * whole, 1), "unit": "ns",
-                "statistic": "median", "runs": st[0]["runs"],
-                "baseline": None, "ratio": None,
-                "params": {"path": p, "stage": name, "share": round(cum, 3),
-                           "stage_share": round(own, 3),
-                           "whole_ns": round(whole, 1)}}))
-        else:
-            print("%-17s %d %-26s %6.3f %6.3f %8.1f" %
-                  (p, n, name[:26], cum, own, own * whole))
-sys.exit(bad)
-EOF
+python3 tools/xlb-bench/stages.py "$out" "$json" "${names[@]:1}"
