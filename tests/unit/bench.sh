@@ -112,10 +112,14 @@ tg = {n: paths[n][\"params\"].get(\"target_ratio\") for n in paths}
 assert tg[\"ct_hit\"] == 1.72 and tg[\"ct_hit_rotate\"] == 2.78 and tg[\"ct_hit_zipf\"] == 2.87, tg
 assert tg[\"new_flow\"] == 4.75 and tg[\"new_flow_full\"] == 8.0 and tg[\"non_vip_pass\"] == 1.2, tg
 ml = {r[\"name\"]: r[\"value\"] for r in recs if r[\"bench\"] == \"memlat\"}
-assert set(ml) == {\"memlat.mem_miss\", \"memlat.tlb_miss\", \"memlat.page_fault\"}, ml
+assert set(ml) == {\"memlat.mem_miss\", \"memlat.tlb_miss\", \"memlat.page_fault\",
+                   \"memlat.run_page\", \"memlat.run_near\", \"memlat.run_tlb\"}, ml
 assert all(isinstance(v, (int, float)) for v in ml.values()), ml
 pf = [r for r in recs if r[\"name\"] == \"memlat.page_fault\"][0]
 assert \"huge_ns\" in pf[\"params\"], pf
+for r in recs:
+    if r[\"name\"].startswith(\"memlat.run_\"):
+        assert r[\"unit\"] == \"ns\" and r[\"params\"][\"call_ns\"] > 0, r
 " <<<"$out"'
 	out=$($BENCH --quick -j --against $O/xlb.bpf.o --path ct_hit pkt 2>&1)
 	check "pkt --against names the other build as the baseline of pkt_vs figures" \

@@ -213,6 +213,8 @@ size_t make_packet_a(__u8 *buf, int family, const __be32 src[4],
 		     const __be32 dst[4], __u16 dport, __u16 sport);
 size_t make_packet(__u8 *buf, int family, const char *dst, __u16 dport,
 		   __u16 sport, __u32 client);
+/* One TCP packet to VIP 0, whose program must answer XDP_TX. */
+extern const struct path baseline_path;
 /* Mean kernel-measured ns per run over `calls` runs with repeat = 1. */
 int run_case(int prog_fd, const struct path *pa, long first, long calls,
 	     pkt_gen gen, void *ctx, double *ns);
@@ -245,5 +247,21 @@ struct mem_lat {
 };
 
 int mem_latency(struct mem_lat *m);
+
+/*
+ * The same asked of a program in a test run (bpf/xlb_memlat.bpf.c): ns a
+ * call pays for the one line it reads, over the same program reading
+ * none, as median, min and max over the rounds: page, one line, the same
+ * every call; near, 16384 lines packed in 1 MiB; tlb, 16384 lines, one
+ * per 4 KiB page of 64 MiB.  call_ns: the program reading none, median
+ * ns per call.
+ */
+struct run_lat {
+	double page[3], near[3], tlb[3];
+	double call_ns;
+	int rounds;
+};
+
+int run_latency(const struct opts *o, struct run_lat *r);
 
 #endif /* XLB_BENCH_H */

@@ -273,7 +273,7 @@ int path_vip(const struct path *pa)
 	return pa->family == 4 ? VIP_IPIP : VIP_V6;
 }
 
-static const struct path baseline_path = { "baseline", 4, VIP4, 80, 0, XDP_TX, 0, 0, 0, 0, 0 };
+const struct path baseline_path = { "baseline", 4, VIP4, 80, 0, XDP_TX, 0, 0, 0, 0, 0 };
 
 size_t gen_new_flow(void *ctx, long i, __u8 *buf)
 {

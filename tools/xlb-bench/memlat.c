@@ -31,6 +31,7 @@
 
 #include "bench.h"
 #include "rand.h"
+#include "xlb_memlat.skel.h"
 
 #define LINE		64
 #define NEAR_LINES	16384
@@ -171,5 +172,127 @@ out:
 		munmap(tlb, tlb_bytes);
 	if (mraw && mraw != MAP_FAILED)
 		munmap(mraw, MEM_BYTES + HUGE);
+	return ret;
+}
+
+/*
+ * In a test run: the program reading one line per call (bpf/xlb_memlat.bpf.c)
+ * against itself reading none, in alternating blocks as pkt runs its
+ * paths, so that both see the same moment of the machine.  Each case
+ * goes once round its cycle untimed first (the lines in the caches as
+ * far as they fit), then o->rounds rounds; the figure is the median of
+ * the rounds' differences.
+ */
+#define RUN_BLOCK	256
+
+struct run_case_def {
+	__u32 lines, stride;
+	double *out;		/* median, min, max */
+};
+
+static int run_lat_case(const struct opts *o, struct xlb_memlat_bpf *none,
+			struct xlb_memlat_bpf *one, const struct run_case_def *c,
+			double *call_ns)
+{
+	int base_fd = bpf_program__fd(none->progs.xlb_memlat);
+	int fd = bpf_program__fd(one->progs.xlb_memlat);
+	long calls = o->calls / 4 > 2 * RUN_BLOCK ? o->calls / 4 : 2 * RUN_BLOCK;
+	double *d = calloc((size_t)o->rounds, sizeof(double));
+	double *b = calloc((size_t)o->rounds, sizeof(double));
+	double x, y;
+	long done, n;
+	int r, ret = 0;
+
+	if (!d || !b) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	one->bss->touch = 1;
+	one->bss->mask = c->lines - 1;
+	one->bss->stride = c->stride;
+	one->bss->seq = 0;
+	one->bss->sum = 0;
+	ret = run_case(fd, &baseline_path, 0, c->lines, NULL, NULL, &x);
+	/* once round: each line's index, once each (run_latency wrote them) */
+	if (!ret && one->bss->sum != (__u64)c->stride * c->lines *
+				      (c->lines - 1) / 2) {
+		fprintf(stderr, "xlb-bench: memlat: %u lines of stride %u read a sum of %llu, not each line once\n",
+			c->lines, c->stride, (unsigned long long)one->bss->sum);
+		ret = -EPROTO;
+	}
+	for (r = 0; !ret && r < o->rounds; r++) {
+		double sb = 0, sc = 0;
+
+		for (done = 0; !ret && done < calls; done += n) {
+			n = calls - done < RUN_BLOCK ? calls - done : RUN_BLOCK;
+			ret = run_case(base_fd, &baseline_path, 0, n, NULL,
+				       NULL, &x);
+			if (!ret)
+				ret = run_case(fd, &baseline_path, 0, n, NULL,
+					       NULL, &y);
+			sb += x * n;
+			sc += y * n;
+		}
+		d[r] = (sc - sb) / calls;
+		b[r] = sb / calls;
+	}
+	if (!ret) {
+		struct fig f = { 0 };
+
+		fig_median(&f, d, o->rounds);
+		c->out[0] = f.value;
+		c->out[1] = f.min;
+		c->out[2] = f.max;
+		*call_ns = median_of(b, o->rounds);
+	}
+out:
+	free(d);
+	free(b);
+	return ret;
+}
+
+int run_latency(const struct opts *o, struct run_lat *r)
+{
+	struct xlb_memlat_bpf *none = xlb_memlat_bpf__open(), *one = NULL;
+	const struct run_case_def cases[] = {
+		{ 1, 1, r->page },
+		{ NEAR_LINES, 1, r->near },
+		{ NEAR_LINES, 4096 / LINE, r->tlb },
+	};
+	size_t bytes = (size_t)NEAR_LINES * 4096, i, j;
+	struct xlb_memlat_line { __u64 w[8]; } *lines = MAP_FAILED;
+	int ret = -ENOMEM;
+
+	memset(r, 0, sizeof(*r));
+	r->rounds = o->rounds;
+	if (!none)
+		goto out;
+	/* the program that reads nothing needs no 64 MiB */
+	if (bpf_map__set_max_entries(none->maps.xlb_memlat_lines, 1) ||
+	    xlb_memlat_bpf__load(none)) {
+		ret = -errno;
+		goto out;
+	}
+	one = xlb_memlat_bpf__open_and_load();
+	if (!one) {
+		ret = -errno;
+		goto out;
+	}
+	lines = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     bpf_map__fd(one->maps.xlb_memlat_lines), 0);
+	if (lines == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (j = 0; j < cases[i].lines; j++)
+			lines[j * cases[i].stride].w[0] = j * cases[i].stride;
+	for (i = 0, ret = 0; !ret && i < sizeof(cases) / sizeof(cases[0]); i++)
+		ret = run_lat_case(o, none, one, &cases[i], &r->call_ns);
+out:
+	if (lines != MAP_FAILED)
+		munmap(lines, bytes);
+	xlb_memlat_bpf__destroy(one);
+	xlb_memlat_bpf__destroy(none);
 	return ret;
 }

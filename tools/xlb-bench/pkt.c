@@ -146,9 +146,28 @@ static void memlat_fig(const char *name, double ns, const char *what,
 	fig_json(&f);
 }
 
+/* One memlat.run_* figure: v is median, min and max over the rounds. */
+static void memlat_run_fig(const char *name, const double v[3], int runs,
+			   const char *what, double call_ns)
+{
+	struct fig f;
+
+	memset(&f, 0, sizeof(f));
+	f.bench = "memlat";
+	f.unit = "ns";
+	snprintf(f.name, sizeof(f.name), "%s", name);
+	f.stat = "median";
+	f.runs = runs;
+	f.value = v[0];
+	f.min = v[1];
+	f.max = v[2];
+	PARAM(&f, "\"what\":\"%s\",\"call_ns\":%.3f", what, call_ns);
+	fig_json(&f);
+}
+
 /* One miss to memory, one TLB miss: the limit the paths are set against. */
 static void memlat_report(const struct opts *o, const struct mem_lat *m,
-			  double per_flow)
+			  const struct run_lat *rl, double per_flow)
 {
 	if (!o->json) {
 		printf("this machine: one miss to memory %.1f ns (%.0f%% of the region in huge pages), one TLB miss %.1f ns, a second-level cache hit %.1f ns; connection table %.1f B per flow\n",
@@ -156,6 +175,8 @@ static void memlat_report(const struct opts *o, const struct mem_lat *m,
 		       m->near_ns, per_flow);
 		printf("fresh memory: the first write to a 4 KiB page %.0f ns, to 4 KiB of a 2 MiB page %.0f ns\n",
 		       m->fault_ns, m->fault_huge_ns);
+		printf("in a test run, a program's one line a call over none (%.1f ns a call): the same line every call %.1f ns, one of 16384 lines in 1 MiB %.1f ns, one of 16384 pages %.1f ns\n",
+		       rl->call_ns, rl->page[0], rl->near[0], rl->tlb[0]);
 		return;
 	}
 	memlat_fig("memlat.mem_miss", m->mem_ns,
@@ -167,6 +188,15 @@ static void memlat_report(const struct opts *o, const struct mem_lat *m,
 	memlat_fig("memlat.page_fault", m->fault_ns,
 		   "first write to each fresh 4 KiB page of 65 MiB in 4 KiB pages",
 		   "huge_ns", m->fault_huge_ns);
+	memlat_run_fig("memlat.run_page", rl->page, rl->rounds,
+		       "test run: one line, the same every call, over no line",
+		       rl->call_ns);
+	memlat_run_fig("memlat.run_near", rl->near, rl->rounds,
+		       "test run: one of 16384 lines packed in 1 MiB, over no line",
+		       rl->call_ns);
+	memlat_run_fig("memlat.run_tlb", rl->tlb, rl->rounds,
+		       "test run: one of 16384 lines, one per 4 KiB page, over no line",
+		       rl->call_ns);
 }
 
 int bench_pkt(const struct opts *o)
@@ -175,6 +205,7 @@ int bench_pkt(const struct opts *o)
 	struct xlb_err err = { "" };
 	struct flow_mix mix[NPATHS];
 	struct mem_lat ml;
+	struct run_lat rl;
 	int nr = o->rounds, main_fd, base_fd, r, ret, full;
 	double *base = calloc(NPATHS * (size_t)nr, sizeof(double));
 	double *ns = calloc(NPATHS * (size_t)nr, sizeof(double));
@@ -245,6 +276,12 @@ int bench_pkt(const struct opts *o)
 		ret = 1;
 		goto out;
 	}
+	if (!o->path && (ret = run_latency(o, &rl))) {
+		fprintf(stderr, "xlb-bench: the test-run latency figures: %s\n",
+			strerror(-ret));
+		ret = 1;
+		goto out;
+	}
 	if (!o->json) {
 		printf("ns per packet, BPF_PROG_TEST_RUN, repeat=1: median over %d rounds of the mean of %ld calls; connection table of %u flows\n",
 		       nr, o->calls,
@@ -255,7 +292,7 @@ int bench_pkt(const struct opts *o)
 		if (!o->ct_entries)
 			verifier_figures(o, &b);
 		if (!o->path)
-			memlat_report(o, &ml, per_flow);
+			memlat_report(o, &ml, &rl, per_flow);
 		printf("target: issue 21's goal for the ratio (0.6 x Katran; non_vip_pass: 1.2); hit, cache, insert: shares of the calls\n");
 		printf("%-17s %7s %7s %7s %8s %6s %6s %6s %6s %6s\n", "path", "ns",
 		       "min", "max", "base_ns", "ratio", "target", "hit",
@@ -263,7 +300,7 @@ int bench_pkt(const struct opts *o)
 	} else if (!o->ct_entries) {	/* the same program: said once */
 		verifier_figures(o, &b);
 		if (!o->path)
-			memlat_report(o, &ml, per_flow);
+			memlat_report(o, &ml, &rl, per_flow);
 	}
 	for (i = 0; i < NPATHS; i++) {
 		if (o->path && strcmp(o->path, paths[i].name))
