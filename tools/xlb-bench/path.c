@@ -36,13 +36,18 @@
  * IFNAME): how xdp-trafficgen works, which sends only one size of IPv6.
  * Each run sets up and tears down a page pool, which sleeps (about 20 ms
  * here), so runs are sized to last about 0.5 s (at most 2^24 frames);
- * the source port changes with every run (10000 + run % 64).
+ * the source port changes with every run (10000 + run % 64).  Exit status
+ * PATH_GEN_REFUSED when the kernel refuses the first run (some kernels
+ * forbid live frames, with EPERM): the pps part is then skipped, saying
+ * why, rather than failed.
  */
 static int path_mac(const char *s, __u8 mac[6])
 {
 	return sscanf(s, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx", &mac[0], &mac[1],
 		      &mac[2], &mac[3], &mac[4], &mac[5]) == 6 ? 0 : -1;
 }
+
+#define PATH_GEN_REFUSED	3
 
 static int path_gen(int argc, char **argv)
 {
@@ -98,8 +103,12 @@ static int path_gen(int argc, char **argv)
 		ctx.data_end = opts.data_size_in;
 		t1 = xlb_mono_us();
 		if (bpf_prog_test_run_opts(fd, &opts)) {
+			int e = errno;
+
 			fprintf(stderr, "xlb-bench: path gen: live frames on %s: %s\n",
-				argv[0], strerror(errno));
+				argv[0], strerror(e));
+			if (!sent && (e == EPERM || e == EOPNOTSUPP || e == EINVAL))
+				ret = PATH_GEN_REFUSED;
 			goto out;
 		}
 		sent += chunk;
