@@ -218,9 +218,21 @@ xb check "${FILES[@]}" >"$work/check.out" 2>&1
 rc=$?
 c=$(cat "$work/check.out")
 nprobe=$(grep -c '^ok   probe .*delivered to a socket' "$work/check.out")
-tap_result "$([[ $rc -eq 0 && $c != *FAIL* && $nprobe -eq 16 ]]; echo $?)" \
-	"check: every requirement holds, 16 probes (4 VIPs, IP-in-IP and GUE over IPv4 and IPv6) delivered" \
-	"rc $rc, $nprobe probes" "$c"
+# A kernel that refuses live frames (EPERM: a policy of the kernel, not a
+# fault of the frame) leaves the probes nothing to send through; check
+# says so on each, and everything else is still checked.
+noinject=$(grep -c "^skip probe .*cannot inject a frame into eth0's receive path: Operation not permitted" \
+	"$work/check.out")
+if ((noinject == 16)); then
+	tap_result "$([[ $rc -eq 0 && $c != *FAIL* ]]; echo $?)" \
+		"check: every requirement holds" "rc $rc" "$c"
+	tap_skip "check: 16 probes (4 VIPs, IP-in-IP and GUE over IPv4 and IPv6) delivered" \
+		"this kernel refuses BPF_PROG_TEST_RUN live frames (EPERM), check skipped all 16 probes saying so"
+else
+	tap_result "$([[ $rc -eq 0 && $c != *FAIL* && $nprobe -eq 16 ]]; echo $?)" \
+		"check: every requirement holds, 16 probes (4 VIPs, IP-in-IP and GUE over IPv4 and IPv6) delivered" \
+		"rc $rc, $nprobe probes" "$c"
+fi
 
 # broken CASE WANT SETUP-CMD UNDO-CMD: check exits 1 naming WANT with a fix
 broken() {
@@ -247,9 +259,14 @@ broken "ARP from other addresses" "arp_announce eth0" \
 broken "a strict reverse-path filter" "rp_filter eth0" \
 	"sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.eth0.rp_filter=1" \
 	"sysctl -qw net.ipv4.conf.all.rp_filter=2 net.ipv4.conf.eth0.rp_filter=2"
-broken "a VIP that is not local, and its probes fail" "probe fd77:100::1 GUE over IPv4" \
-	"ip addr del fd77:100::1/128 dev lo" \
-	"ip addr add fd77:100::1/128 dev lo nodad"
+if ((noinject == 16)); then
+	tap_skip "check finds a VIP that is not local, and its probes fail" \
+		"this kernel refuses live frames: no probe is sent"
+else
+	broken "a VIP that is not local, and its probes fail" "probe fd77:100::1 GUE over IPv4" \
+		"ip addr del fd77:100::1/128 dev lo" \
+		"ip addr add fd77:100::1/128 dev lo nodad"
+fi
 broken "a VIP on eth0 instead of lo" "VIP 10.77.100.1" \
 	"ip addr add 10.77.100.1/32 dev eth0" "ip addr del 10.77.100.1/32 dev eth0"
 id=$(h ip -j link show dev eth0 | "$TAP_PYTHON" -c '

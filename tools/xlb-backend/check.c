@@ -302,7 +302,7 @@ static void probe_xdp(const struct xb_conf *c, const char *dev, int ifindex,
 	o.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
 	err = bpf_prog_test_run_opts(prog_fd, &o);
 	if (err) {
-		line("skip", what, NULL, "cannot inject a frame into %s's receive path: %s (BPF_PROG_TEST_RUN live frames need Linux 5.18)",
+		line("skip", what, NULL, "cannot inject a frame into %s's receive path: %s (BPF_PROG_TEST_RUN live frames: Linux 5.18 and later, where the kernel allows them)",
 		     dev, strerror(-err));
 		close(fd);
 		return;
