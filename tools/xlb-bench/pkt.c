@@ -131,9 +131,12 @@ static void pkt_report(const struct opts *o, const struct path *pa,
 	}
 }
 
-/* One memlat figure, ns: what it measures, and one more number (key). */
-static void memlat_fig(const char *name, double ns, const char *what,
-		       const char *key, double more)
+/*
+ * One memlat figure, ns: v is the value, or with runs > 1 the median, min
+ * and max over the runs; what it measures, and one more number (key).
+ */
+static void memlat_fig(const char *name, const double *v, int runs,
+		       const char *what, const char *key, double more)
 {
 	struct fig f;
 
@@ -141,27 +144,14 @@ static void memlat_fig(const char *name, double ns, const char *what,
 	f.bench = "memlat";
 	f.unit = "ns";
 	snprintf(f.name, sizeof(f.name), "%s", name);
-	fig_exact(&f, ns);
+	fig_exact(&f, v[0]);
+	if (runs > 1) {
+		f.stat = "median";
+		f.runs = runs;
+		f.min = v[1];
+		f.max = v[2];
+	}
 	PARAM(&f, "\"what\":\"%s\",\"%s\":%.3f", what, key, more);
-	fig_json(&f);
-}
-
-/* One memlat.run_* figure: v is median, min and max over the rounds. */
-static void memlat_run_fig(const char *name, const double v[3], int runs,
-			   const char *what, double call_ns)
-{
-	struct fig f;
-
-	memset(&f, 0, sizeof(f));
-	f.bench = "memlat";
-	f.unit = "ns";
-	snprintf(f.name, sizeof(f.name), "%s", name);
-	f.stat = "median";
-	f.runs = runs;
-	f.value = v[0];
-	f.min = v[1];
-	f.max = v[2];
-	PARAM(&f, "\"what\":\"%s\",\"call_ns\":%.3f", what, call_ns);
 	fig_json(&f);
 }
 
@@ -179,24 +169,24 @@ static void memlat_report(const struct opts *o, const struct mem_lat *m,
 		       rl->call_ns, rl->page[0], rl->near[0], rl->tlb[0]);
 		return;
 	}
-	memlat_fig("memlat.mem_miss", m->mem_ns,
+	memlat_fig("memlat.mem_miss", &m->mem_ns, 1,
 		   "dependent load, random line of 64 MiB in a 512 MiB region",
 		   "huge_page_share", m->mem_huge_share);
-	memlat_fig("memlat.tlb_miss", m->tlb_ns,
+	memlat_fig("memlat.tlb_miss", &m->tlb_ns, 1,
 		   "dependent load, one line per 4 KiB page of 16384, minus the same lines packed",
 		   "near_ns", m->near_ns);
-	memlat_fig("memlat.page_fault", m->fault_ns,
+	memlat_fig("memlat.page_fault", &m->fault_ns, 1,
 		   "first write to each fresh 4 KiB page of 65 MiB in 4 KiB pages",
 		   "huge_ns", m->fault_huge_ns);
-	memlat_run_fig("memlat.run_page", rl->page, rl->rounds,
-		       "test run: one line, the same every call, over no line",
-		       rl->call_ns);
-	memlat_run_fig("memlat.run_near", rl->near, rl->rounds,
-		       "test run: one of 16384 lines packed in 1 MiB, over no line",
-		       rl->call_ns);
-	memlat_run_fig("memlat.run_tlb", rl->tlb, rl->rounds,
-		       "test run: one of 16384 lines, one per 4 KiB page, over no line",
-		       rl->call_ns);
+	memlat_fig("memlat.run_page", rl->page, rl->rounds,
+		   "test run: one line, the same every call, over no line",
+		   "call_ns", rl->call_ns);
+	memlat_fig("memlat.run_near", rl->near, rl->rounds,
+		   "test run: one of 16384 lines packed in 1 MiB, over no line",
+		   "call_ns", rl->call_ns);
+	memlat_fig("memlat.run_tlb", rl->tlb, rl->rounds,
+		   "test run: one of 16384 lines, one per 4 KiB page, over no line",
+		   "call_ns", rl->call_ns);
 }
 
 int bench_pkt(const struct opts *o)
