@@ -630,7 +630,13 @@ ctl "${X[@]}" -j top -c 1 -n 0.1
 tap_result $? "-j top: one JSON object per frame" "$(seen)"
 
 if command -v script >/dev/null; then
-	(sleep 1; printf q) | timeout 10 script -qc \
+	# q only once the first frame is drawn (a loaded machine may take
+	# more than a second to get there), or after 10 s
+	: >"$tmp/tty"
+	(for ((i = 0; i < 100; i++)); do
+		has "$tmp/tty" "(q quits)" && break
+		sleep 0.1
+	 done; printf q) | timeout 20 script -qc \
 		"'$BIN' -s '$SOCK' top -n 0.2; echo rc=\$?" /dev/null >"$tmp/tty" 2>&1
 	ok=0
 	has "$tmp/tty" $'\033[?25l' || ok=1
