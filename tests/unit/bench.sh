@@ -119,7 +119,8 @@ pf = [r for r in recs if r[\"name\"] == \"memlat.page_fault\"][0]
 assert \"huge_ns\" in pf[\"params\"], pf
 for r in recs:
     if r[\"name\"].startswith(\"memlat.run_\"):
-        assert r[\"unit\"] == \"ns\" and r[\"params\"][\"call_ns\"] > 0, r
+        assert r[\"unit\"] == \"ns\" and r[\"statistic\"] == \"median\", r
+        assert isinstance(r[\"params\"][\"call_ns\"], (int, float)), r
 " <<<"$out"'
 	out=$($BENCH --quick -j --against $O/xlb.bpf.o --path ct_hit pkt 2>&1)
 	check "pkt --against names the other build as the baseline of pkt_vs figures" \
