@@ -1190,6 +1190,99 @@ TEST_F(dp, table_share_one_map_never_rewritten)
 }
 
 /*
+ * Whether the map of id is freed within 2 s: a map lives while anything
+ * holds it (a mapping too), and goes when the last holder lets go.
+ */
+static bool map_freed(__u32 id)
+{
+	int i, fd;
+
+	for (i = 0; i < 200; i++) {
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			return fd == -ENOENT;
+		close(fd);
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
+/*
+ * The handle keeps its own table map mapped between rewrites in place
+ * (dp_table.c), and lets it go whenever the VIP's table stops being that
+ * map: replaced behind its back, shared, unpublished, or the handle
+ * closed.  Each time the old map is freed, and the new table is whole.
+ */
+TEST_F(dp, table_kept_mapping_follows_the_map)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	struct xlb_table t, u, w;
+	__u32 a = 41, b = 42, m = 509, id_t, id, foreign_id, zero = 0, *words;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd;
+
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, m, 6));
+	ASSERT_EQ(0, table_make(&u, XLB_ALGO_MAGLEV, m, 5));
+	ASSERT_EQ(0, table_make(&w, XLB_ALGO_RING, m, 7));
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &t, &id_t,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &u, &id,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(id_t, id) TH_LOG("not rewritten in place");
+	expect_table(_metadata, &self->dp, a, &u);
+
+	/* replaced behind the handle's back: the next rewrite is of the new map */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, XLB_TABLE_MAP_NAME, sizeof(__u32),
+			    XLB_TABLE_BYTES(m), 1, &opts);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(-fd));
+	words = calloc(m + 1, sizeof(*words));
+	ASSERT_NE(NULL, words);
+	words[0] = xlb_table_hdr(m);
+	memcpy(words + 1, t.slots, m * sizeof(*t.slots));
+	ASSERT_EQ(0, bpf_map_update_elem(fd, &zero, words, BPF_ANY));
+	free(words);
+	ASSERT_EQ(0, bpf_obj_get_info_by_fd(fd, &info, &len));
+	foreign_id = info.id;
+	ASSERT_EQ(0, bpf_map_update_elem(self->dp.tables[xlb_table_class(m) - 1],
+					 &a, &fd, BPF_ANY));
+	close(fd);
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &w, &id,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(foreign_id, id);
+	expect_table(_metadata, &self->dp, a, &w);
+	EXPECT_TRUE(map_freed(id_t)) TH_LOG("the replaced map %u is held", id_t);
+
+	/* shared: never rewritten in place again, so not kept either */
+	ASSERT_EQ(0, xlb_dp_table_share(&self->dp, b, a, &w, &id, &self->err))
+		TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &t, &id_t,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	EXPECT_NE(foreign_id, id_t);
+	ASSERT_EQ(0, xlb_dp_table_unpublish(&self->dp, b));
+	EXPECT_TRUE(map_freed(foreign_id))
+		TH_LOG("the shared map %u is held", foreign_id);
+	expect_table(_metadata, &self->dp, a, &t);
+
+	/* unpublished */
+	ASSERT_EQ(0, xlb_dp_table_unpublish(&self->dp, a));
+	EXPECT_TRUE(map_freed(id_t)) TH_LOG("the unpublished map %u is held",
+					    id_t);
+
+	/* the handle closed: its maps, tables and mappings all go */
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &u, &id_t,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &t, &id,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	EXPECT_EQ(id_t, id);
+	xlb_dp_close(&self->dp);
+	EXPECT_TRUE(map_freed(id_t)) TH_LOG("map %u outlived its handle", id_t);
+	xlb_table_free(&t);
+	xlb_table_free(&u);
+	xlb_table_free(&w);
+}
+
+/*
  * A handle that did not write a VIP's records (a daemon that adopts)
  * still finds its leavers, and does not rewrite in place a map it did
  * not make: another VIP may share it.

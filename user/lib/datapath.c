@@ -120,6 +120,7 @@ void xlb_dp_close(struct xlb_dp *dp)
 		       XLB_MAX_BACKENDS * sizeof(struct xlb_backend));
 	dp->backend_map = NULL;
 	dp_vip_cache_drop(dp);
+	dp_tables_unmap(dp);
 	for (i = 0; i < XLB_MAX_VIPS; i++)
 		free(dp->vip_mids[i].ids);
 	memset(dp->vip_mids, 0, sizeof(dp->vip_mids));

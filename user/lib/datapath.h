@@ -74,6 +74,17 @@ struct xlb_dp {
 	 */
 	bool vip_excl[XLB_MAX_VIPS];
 	/*
+	 * Per VIP id: its own table map (vip_excl), kept mapped between
+	 * rewrites in place, and that map's id (dp_table.c); p is NULL when
+	 * none is.  A mapping holds its map: it is dropped when the VIP's
+	 * table goes or is replaced, and by xlb_dp_close.
+	 */
+	struct dp_tmap {
+		void *p;
+		__u32 map_id;
+		__u32 size;
+	} vip_tmap[XLB_MAX_VIPS];
+	/*
 	 * Per VIP id: every backend that may have a live member record of
 	 * it (dp_member.c), so that a VIP's leavers are found without a scan
 	 * of all records.  Learnt by one scan at the first need.

@@ -34,6 +34,8 @@ int dp_vip_dump(const struct xlb_dp *dp, struct vip_table *vt);
 void dp_vip_table_free(struct vip_table *vt);
 /* Forget the VIP map's copy kept while VIP changes are held. */
 void dp_vip_cache_drop(struct xlb_dp *dp);
+/* Unmap the tables kept mapped for rewrites in place (dp_table.c). */
+void dp_tables_unmap(struct xlb_dp *dp);
 
 /* dp_table.c: -EINVAL with a sentence unless vip_id < XLB_MAX_VIPS. */
 int dp_vip_id_check(__u32 vip_id, struct xlb_err *err);

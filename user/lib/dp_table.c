@@ -80,8 +80,11 @@ static void table_words(__u32 *w, const struct xlb_table *t)
 	memcpy(w + 1, t->slots, (size_t)t->size * sizeof(*t->slots));
 }
 
-/* Write header and slots through a shared mapping of the table's value. */
-static int table_fill_mmap(int fd, const struct xlb_table *t)
+/*
+ * Write header and slots through a shared mapping of the table's value,
+ * left in *keep if given.
+ */
+static int table_fill_mmap(int fd, const struct xlb_table *t, void **keep)
 {
 	size_t len = table_map_len(t->size);
 	void *p;
@@ -90,7 +93,10 @@ static int table_fill_mmap(int fd, const struct xlb_table *t)
 	if (p == MAP_FAILED)
 		return -errno;
 	table_words(p, t);
-	munmap(p, len);
+	if (keep)
+		*keep = p;
+	else
+		munmap(p, len);
 	return 0;
 }
 
@@ -109,9 +115,12 @@ static int table_fill_update(int fd, const struct xlb_table *t)
 	return ret;
 }
 
-/* A new inner map holding t; nothing refers to it yet. */
+/*
+ * A new inner map holding t; nothing refers to it yet.  *keep gets its
+ * mapping if it was filled through one, else NULL.
+ */
 static int table_map_new(__u32 flags, const struct xlb_table *t,
-			 struct xlb_err *err)
+			 void **keep, struct xlb_err *err)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
 	int fd, ret = -EINVAL;
@@ -122,8 +131,9 @@ static int table_map_new(__u32 flags, const struct xlb_table *t,
 		return xlb_errf(err, -fd,
 				"cannot create a table map of %u slots: %s",
 				t->size, strerror(-fd));
+	*keep = NULL;
 	if (flags & BPF_F_MMAPABLE)
-		ret = table_fill_mmap(fd, t);
+		ret = table_fill_mmap(fd, t, keep);
 	if (ret)
 		ret = table_fill_update(fd, t);
 	if (ret) {
@@ -160,6 +170,39 @@ static pthread_mutex_t vip_lock[XLB_MAX_VIPS] = {
 };
 
 /*
+ * The mapping of a VIP's own table map is kept from one rewrite in place
+ * to the next: mapping the table afresh for each rewrite made the first
+ * store to each of its pages cost more than all the compares and stores
+ * together where page tables are shadowed (a virtual machine; BENCHMARKS.md,
+ * "A table kept mapped between rewrites").  Callers hold the VIP's lock.
+ */
+static void tmap_drop(struct xlb_dp *dp, __u32 vip_id)
+{
+	struct dp_tmap *tm = &dp->vip_tmap[vip_id];
+
+	if (tm->p)
+		munmap(tm->p, table_map_len(tm->size));
+	memset(tm, 0, sizeof(*tm));
+}
+
+static void tmap_keep(struct xlb_dp *dp, __u32 vip_id, void *p, __u32 map_id,
+		      __u32 size)
+{
+	tmap_drop(dp, vip_id);
+	dp->vip_tmap[vip_id] = (struct dp_tmap){
+		.p = p, .map_id = map_id, .size = size,
+	};
+}
+
+void dp_tables_unmap(struct xlb_dp *dp)
+{
+	__u32 i;
+
+	for (i = 0; i < XLB_MAX_VIPS; i++)
+		tmap_drop(dp, i);
+}
+
+/*
  * Rewrite the published table of vip_id (class c, the size of t) in place:
  * the header says XLB_TABLE_HDR_WRITING meanwhile, then every slot that
  * differs gets one aligned 32-bit store (primary and secondary together),
@@ -171,6 +214,7 @@ static int table_rewrite(struct xlb_dp *dp, __u32 c, __u32 vip_id,
 			 struct xlb_err *err)
 {
 	size_t len = table_map_len(t->size);
+	struct dp_tmap *tm = &dp->vip_tmap[vip_id];
 	struct bpf_map_info info;
 	__u32 id, i, n, ilen = sizeof(info);
 	const __u32 *src = (const __u32 *)t->slots;
@@ -181,24 +225,30 @@ static int table_rewrite(struct xlb_dp *dp, __u32 c, __u32 vip_id,
 	if (dp->vip_class[vip_id] != c ||
 	    bpf_map_lookup_elem(dp->tables[c - 1], &vip_id, &id))
 		return 1;
-	fd = bpf_map_get_fd_by_id(id);
-	if (fd < 0)
-		return 1;	/* replaced and freed since: make a new one */
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) ||
-	    info.value_size != XLB_TABLE_BYTES(t->size) ||
-	    !(info.map_flags & BPF_F_MMAPABLE)) {
+	/* the id of a map is not reused while our mapping holds it */
+	if (tm->p && (tm->map_id != id || tm->size != t->size))
+		tmap_drop(dp, vip_id);
+	if (!tm->p) {
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			return 1;	/* replaced and freed since: a new one */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen) ||
+		    info.value_size != XLB_TABLE_BYTES(t->size) ||
+		    !(info.map_flags & BPF_F_MMAPABLE)) {
+			close(fd);
+			return 1;
+		}
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_POPULATE, fd, 0);
 		close(fd);
-		return 1;
+		if (p == MAP_FAILED)
+			return xlb_errf(err, errno,
+					"cannot map the table of VIP %u to rewrite it: %s",
+					vip_id, strerror(errno));
+		tmap_keep(dp, vip_id, p, id, t->size);
 	}
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		 fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return xlb_errf(err, errno,
-				"cannot map the table of VIP %u to rewrite it: %s",
-				vip_id, strerror(errno));
-	w = p;
+	w = tm->p;
 	__atomic_store_n(&w[0], xlb_table_hdr(t->size) | XLB_TABLE_HDR_WRITING,
 			 __ATOMIC_RELAXED);
 	for (i = 0, n = 0; i < t->size; i++) {
@@ -208,7 +258,6 @@ static int table_rewrite(struct xlb_dp *dp, __u32 c, __u32 vip_id,
 		n++;
 	}
 	__atomic_store_n(&w[0], xlb_table_hdr(t->size), __ATOMIC_RELEASE);
-	munmap(p, len);
 	if (n)
 		xlb_dp_changed(dp);
 	if (map_id)
@@ -275,16 +324,31 @@ static int table_swap(struct xlb_dp *dp, __u32 c, __u32 vip_id,
 		      const struct xlb_table *t, __u32 *map_id,
 		      struct xlb_err *err)
 {
+	__u32 id = 0;
+	void *p;
 	int fd, ret;
 
-	fd = table_map_new(TABLE_FLAGS, t, err);
+	fd = table_map_new(TABLE_FLAGS, t, &p, err);
 	if (fd < 0)
 		return fd;
-	ret = table_put(dp, c, vip_id, fd, t->size, map_id, err);
+	ret = table_put(dp, c, vip_id, fd, t->size, &id, err);
 	close(fd);	/* the outer map holds the table now */
-	if (!ret)
-		dp->vip_excl[vip_id] = true;	/* a fresh map: its own */
-	return ret;
+	if (ret) {
+		if (p)
+			munmap(p, table_map_len(t->size));
+		return ret;
+	}
+	dp->vip_excl[vip_id] = true;	/* a fresh map: its own */
+	if (p && id) {	/* the mapping that filled it serves its rewrites */
+		tmap_keep(dp, vip_id, p, id, t->size);
+	} else {
+		if (p)
+			munmap(p, table_map_len(t->size));
+		tmap_drop(dp, vip_id);
+	}
+	if (map_id)
+		*map_id = id;
+	return 0;
 }
 
 int xlb_dp_table_publish_id(struct xlb_dp *dp, __u32 vip_id,
@@ -343,8 +407,10 @@ int xlb_dp_table_share(struct xlb_dp *dp, __u32 vip_id, __u32 from_vip,
 		ret = xlb_errf(err, ENOENT,
 			       "VIP %u publishes no table of %u slots to share",
 			       from_vip, t->size);
-	else
+	else {
 		dp->vip_excl[from_vip] = false;
+		tmap_drop(dp, from_vip);
+	}
 	pthread_mutex_unlock(&vip_lock[from_vip]);
 	if (ret)
 		return ret;
@@ -359,6 +425,7 @@ int xlb_dp_table_share(struct xlb_dp *dp, __u32 vip_id, __u32 from_vip,
 		ret = table_put(dp, c, vip_id, fd, t->size, map_id, err);
 	if (!ret) {
 		dp->vip_excl[vip_id] = false;
+		tmap_drop(dp, vip_id);
 		ret = dp_members_sync(dp, vip_id, t, 1, err);
 	}
 	pthread_mutex_unlock(&vip_lock[vip_id]);
@@ -384,6 +451,7 @@ int xlb_dp_table_unpublish(struct xlb_dp *dp, __u32 vip_id)
 	pthread_mutex_lock(&vip_lock[vip_id]);
 	ret = bpf_map_delete_elem(dp->tables[c - 1], &vip_id);
 	dp->vip_excl[vip_id] = false;
+	tmap_drop(dp, vip_id);
 	pthread_mutex_unlock(&vip_lock[vip_id]);
 	xlb_dp_changed(dp);
 	return ret;
