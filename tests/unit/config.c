@@ -6,6 +6,8 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1383,6 +1385,220 @@ TEST(mtu_below_ipv6_minimum_refused)
 	EXPECT_EQ(0, xlb_state_apply_all(&s, ops, 4, &e)) TH_LOG("%s", e.msg);
 	EXPECT_EQ(576, s.global.mtu);
 	xlb_state_free(&s);
+}
+
+/* --- a large file, read as two halves at once (config.c) ----------------- */
+
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->cap - t->len < 512) {
+		t->cap = t->cap ? 2 * t->cap : 1 << 20;
+		t->p = realloc(t->p, t->cap);
+		if (!t->p)
+			abort();
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	t->len += (size_t)n;
+}
+
+/*
+ * VIPs [from, to) of a file in the order xlbd saves it, each followed by
+ * its backends; of 300, the first 250 are IPv4 and the rest IPv6, every
+ * fifth is a ring, and the backends' names, weights and states vary.
+ * All 300 of 60 backends make about 700 KiB, above the size read in two
+ * halves.
+ */
+#define BIG_VIPS	300
+#define BIG_BACKENDS	60
+
+static void big_vip(struct text *t, int v, char *vs, size_t len)
+{
+	if (v < 250)
+		snprintf(vs, len, "10.0.%d.%d:80/tcp", v / 200, v % 200 + 1);
+	else
+		snprintf(vs, len, "[2001:db8::%x]:443/udp", v);
+}
+
+static void put_vips(struct text *t, int from, int to)
+{
+	static const char *const state[] = { "", " state drain",
+					     " state down" };
+	char vs[64];
+	int v, b;
+
+	for (v = from; v < to; v++) {
+		big_vip(t, v, vs, sizeof(vs));
+		put(t, "vip add %s table-size 4093%s\n", vs,
+		    v % 5 ? "" : " algo ring vnodes 20");
+		for (b = 0; b < BIG_BACKENDS; b++)
+			put(t, "backend add %s 10.1.%d.%d name b%02d weight %d%s\n",
+			    vs, b / 200, b % 200 + 1, b, 1 + (v + b) % 4,
+			    state[(v * 7 + b) % 9 < 7 ? 0 : 1 + (v + b) % 2]);
+	}
+}
+
+/* The text applied line by line, as one pass reads it, and validated. */
+static int one_pass(const struct text *t, struct xlb_state *s,
+		    unsigned int *line, struct xlb_err *e)
+{
+	size_t off, llen;
+	const char *nl;
+	unsigned int col;
+	int empty, ret = 0;
+
+	xlb_state_init(s);
+	*line = 1;
+	for (off = 0; off < t->len; off += llen + 1, ++*line) {
+		nl = memchr(t->p + off, '\n', t->len - off);
+		llen = nl ? (size_t)(nl - (t->p + off)) : t->len - off;
+		ret = xlb_config_apply_line(s, t->p + off, llen, NULL, NULL,
+					    &empty, &col, e);
+		if (ret)
+			return ret;
+	}
+	*line = 0;
+	return xlb_state_validate(s, e);
+}
+
+/* Parsed, the text is the state one pass builds; joined: by two halves. */
+static void same_as_one_pass(struct __test_metadata *_metadata,
+			     const struct text *t, bool joined)
+{
+	unsigned long before = xlb_config_halves_joined;
+	struct xlb_state s, want;
+	struct xlb_err e = { "" };
+	unsigned int line;
+
+	ASSERT_EQ(0, one_pass(t, &want, &line, &e)) TH_LOG("line %u: %s",
+							     line, e.msg);
+	ASSERT_EQ(0, xlb_config_parse(t->p, t->len, "big.conf", &s, &e))
+		TH_LOG("%s", e.msg);
+	EXPECT_EQ(joined, xlb_config_halves_joined == before + 1);
+	EXPECT_EQ(want.n_vips, s.n_vips);
+	EXPECT_EQ(want.n_backends, s.n_backends);
+	EXPECT_TRUE(xlb_state_equal(&want, &s));
+	xlb_state_free(&s);
+	xlb_state_free(&want);
+}
+
+TEST(a_large_file_in_order_reads_in_two_halves_as_in_one)
+{
+	struct text t = { 0 };
+	struct xlb_state s;
+	struct xlb_err e = { "" };
+	char *saved;
+
+	put(&t, KEY_LINE "set mtu 1600\nlink attach eth0\n");
+	put_vips(&t, 0, BIG_VIPS);
+	ASSERT_GT(t.len, 512u << 10);
+	same_as_one_pass(_metadata, &t, true);
+	/* what xlbd saves of it reads the same way */
+	ASSERT_EQ(0, xlb_config_parse(t.p, t.len, "big.conf", &s, &e));
+	ASSERT_EQ(0, xlb_config_save(&s, &saved));
+	xlb_state_free(&s);
+	free(t.p);
+	t = (struct text){ saved, strlen(saved), strlen(saved) + 1 };
+	same_as_one_pass(_metadata, &t, true);
+	free(saved);
+}
+
+/*
+ * Files whose second half is not only adds of VIPs after the first half's:
+ * each reads in one pass, to the same state.  The extra lines go last, in
+ * the second half.
+ */
+TEST(a_large_file_out_of_order_reads_in_one_pass)
+{
+	static const char *const tail[] = {
+		/* a global setting */
+		"set mtu 1600\n",
+		/* a link */
+		"link attach eth1\n",
+		/* a backend of a VIP of the first half */
+		"backend add 10.0.0.1:80/tcp 10.9.0.1\n",
+		/* a VIP that sorts before the first half's last */
+		"vip add 10.0.0.1:81/tcp\nbackend add 10.0.0.1:81/tcp 10.9.0.1\n",
+		/* a change and a removal in the second half's own VIPs */
+		"backend set [2001:db8::12b]:443/udp 10.1.0.1 weight 9\n",
+		"backend del [2001:db8::12b]:443/udp 10.1.0.2\n",
+		"vip del [2001:db8::12a]:443/udp\n",
+		/* a VIP of the first half removed, and one added again */
+		"vip del 10.0.0.1:80/tcp\nvip add 10.0.0.1:80/tcp\n",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tail) / sizeof(tail[0]); i++) {
+		struct text t = { 0 };
+
+		put(&t, KEY_LINE);
+		put_vips(&t, 0, BIG_VIPS);
+		put(&t, "%s", tail[i]);
+		same_as_one_pass(_metadata, &t, false);
+		free(t.p);
+	}
+}
+
+/* An error anywhere in a large file names its line, as one pass does. */
+TEST(errors_in_a_large_file_name_their_line)
+{
+	static const struct {
+		const char *line, *msg;
+		int ret;
+	} bad[] = {
+		/* the second half would take it alone: the join refuses */
+		{ "vip add 10.0.0.1:80/tcp", "big.conf:%u:9: VIP 10.0.0.1:80/tcp already exists; change it with \"vip set\"", -EEXIST },
+		{ "backend add 10.0.0.1:80/tcp 10.1.0.1", "big.conf:%u:29: backend 10.1.0.1 of VIP 10.0.0.1:80/tcp already exists; change it with \"backend set\"", -EEXIST },
+		{ "vip frob", "big.conf:%u:5: unknown", -EINVAL },
+		/* the second half alone would end without it */
+		{ "vip add 10.0.0.1:80/tcp\nvip del 10.0.0.1:80/tcp", "big.conf:%u:9: VIP 10.0.0.1:80/tcp already exists; change it with \"vip set\"", -EEXIST },
+		{ "backend add [2001:db8::12b]:443/udp 10.1.0.1", "big.conf:%u:37: backend 10.1.0.1 of VIP [2001:db8::12b]:443/udp already exists; change it with \"backend set\"", -EEXIST },
+	};
+	size_t i, first;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* the last VIP's backend exists only in the last half */
+		for (first = 0; first < (i == 4 ? 1u : 2u); first++) {
+			unsigned long before = xlb_config_halves_joined;
+			struct xlb_err e = { "" };
+			struct text t = { 0 };
+			unsigned int line = 1, at;
+			struct xlb_state s;
+			char want[512];
+			size_t k;
+
+			/* in the first half (line 2), or the last line */
+			put(&t, KEY_LINE);
+			if (first)
+				put(&t, "vip add 10.0.0.1:80/tcp\nbackend add 10.0.0.1:80/tcp 10.1.0.1\n%s\n",
+				    bad[i].line);
+			put_vips(&t, first ? 1 : 0, BIG_VIPS);
+			if (!first)
+				put(&t, "%s\n", bad[i].line);
+			for (k = 0; k < t.len; k++)
+				line += t.p[k] == '\n';
+			for (k = 0; bad[i].line[k]; k++)
+				line -= bad[i].line[k] == '\n';
+			at = first ? 4 : line - 1;
+			EXPECT_EQ(bad[i].ret, xlb_config_parse(t.p, t.len,
+							       "big.conf",
+							       &s, &e));
+			snprintf(want, sizeof(want), bad[i].msg, at);
+			EXPECT_EQ(0, strncmp(want, e.msg, strlen(want)))
+				TH_LOG("want \"%s\", got \"%s\"", want, e.msg);
+			EXPECT_EQ(before, xlb_config_halves_joined);
+			free(t.p);
+		}
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -9,6 +9,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1497,38 +1499,146 @@ static int check_file(const struct xlb_state *s, struct file_pos *p,
 	return xlb_state_validate(s, e);
 }
 
+/* Lines [text, text + len) applied to s; on error p says where. */
+static int parse_lines(struct xlb_state *s, const char *text, size_t len,
+		       struct file_pos *p, xlb_line_check_fn check,
+		       struct xlb_err *e)
+{
+	const char *line, *nl;
+	struct xlb_op op;
+	struct toks t;
+	size_t off, llen, had;
+	int ret;
+
+	for (off = 0; off < len; off += llen + 1, p->line++) {
+		line = text + off;
+		nl = memchr(line, '\n', len - off);
+		llen = nl ? (size_t)(nl - line) : len - off;
+		had = s->n_vips;
+		ret = apply_line(s, line, llen, &t, &op, &p->col, check, NULL,
+				 e);
+		if (ret)
+			return ret;
+		if (!had && s->n_vips) {
+			p->vip_line = p->line;
+			p->vip_col = t.col[op.vip_tok];
+			p->vip = op.vip.key;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A large file is read as two halves at once, split before the first
+ * "vip add" line past its middle.  The second half starts from an empty
+ * state and may only add VIPs and backends; an add's checks and its place
+ * depend only on its own VIP's entries, so when every VIP it added sorts
+ * after the first half's last VIP, the first half's state with the second
+ * half's appended (xlb_state_join) is what one pass would have built, and
+ * the whole-file checks then run on it as they would.  Anything else (an
+ * error in either half, another command in the second, VIPs out of order
+ * across the split, no second CPU or thread) reads the file again in one
+ * pass, which gives the error and its line as before.  So the text xlbd
+ * saves, VIPs in order with their backends, reads in about half the time,
+ * and every other text reads as it always did.
+ */
+#define SPLIT_MIN	(512u << 10)	/* bytes: below it one pass is quick */
+
+unsigned long xlb_config_halves_joined;
+
+struct half {
+	const char *text;
+	size_t len;
+	struct xlb_state s;
+	int ret;
+};
+
+static int adds_only(const struct xlb_op *op, int *tok, void *ctx,
+		     struct xlb_err *err)
+{
+	(void)ctx;
+	*tok = 0;
+	if ((op->object == XLB_OBJ_VIP || op->object == XLB_OBJ_BACKEND) &&
+	    op->verb == XLB_VERB_ADD)
+		return 0;
+	return xlb_errf(err, EAGAIN, "not an add");
+}
+
+static void *parse_second_half(void *arg)
+{
+	struct half *h = arg;
+	struct file_pos p = { .name = "", .line = 1, .col = 1 };
+	struct xlb_err e = { "" };
+
+	xlb_state_init(&h->s);
+	h->ret = parse_lines(&h->s, h->text, h->len, &p, adds_only, &e);
+	return NULL;
+}
+
+static bool two_cpus(void)
+{
+	cpu_set_t set;
+
+	return !sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 1;
+}
+
+/* 0: *out holds the file, checked; else nothing is held. */
+static int parse_halves(const char *text, size_t len, struct xlb_state *out)
+{
+	static const char mark[] = "\nvip add ";
+	struct file_pos p = { .name = "", .line = 1, .col = 1 };
+	struct xlb_err e = { "" };
+	struct half h = { 0 };
+	const char *at;
+	pthread_t th;
+	int ret;
+
+	if (len < SPLIT_MIN || !two_cpus())
+		return -EAGAIN;
+	at = memmem(text + len / 2, len - len / 2, mark, sizeof(mark) - 1);
+	if (!at)
+		return -EAGAIN;
+	h.text = at + 1;
+	h.len = len - (size_t)(h.text - text);
+	if (pthread_create(&th, NULL, parse_second_half, &h))
+		return -EAGAIN;
+	xlb_state_init(out);
+	ret = parse_lines(out, text, (size_t)(h.text - text), &p, NULL, &e);
+	pthread_join(th, NULL);
+	if (!ret)
+		ret = h.ret;
+	if (!ret)
+		ret = xlb_state_join(out, &h.s);
+	if (!ret)
+		ret = check_file(out, &p, &e);
+	if (ret) {
+		xlb_state_free(&h.s);
+		xlb_state_free(out);
+		return ret;
+	}
+	__atomic_add_fetch(&xlb_config_halves_joined, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
 int xlb_config_parse(const char *text, size_t len, const char *filename,
 		     struct xlb_state *out, struct xlb_err *err)
 {
 	struct file_pos p = { .name = filename ? filename : "<config>",
 			      .line = 1, .col = 1 };
 	struct xlb_err e = { "" };
-	const char *line, *nl;
 	struct xlb_state s;
-	struct xlb_op op;
-	struct toks t;
-	size_t off, llen, had;
-	int ret = 0;
+	int ret;
 
 	if (len > XLB_FILE_MAX)
 		return too_big(text, len, p.name, err);
-	xlb_state_init(&s);
-	for (off = 0; off < len; off += llen + 1, p.line++) {
-		line = text + off;
-		nl = memchr(line, '\n', len - off);
-		llen = nl ? (size_t)(nl - line) : len - off;
-		had = s.n_vips;
-		ret = apply_line(&s, line, llen, &t, &op, &p.col, NULL, NULL,
-				 &e);
-		if (ret)
-			goto fail;
-		if (!had && s.n_vips) {
-			p.vip_line = p.line;
-			p.vip_col = t.col[op.vip_tok];
-			p.vip = op.vip.key;
-		}
+	if (!parse_halves(text, len, &s)) {
+		*out = s;
+		return 0;
 	}
-	ret = check_file(&s, &p, &e);
+	xlb_state_init(&s);
+	ret = parse_lines(&s, text, len, &p, NULL, &e);
+	if (!ret)
+		ret = check_file(&s, &p, &e);
 	if (ret)
 		goto fail;
 	*out = s;

@@ -152,6 +152,8 @@ int xlb_op_parse_line(const char *line, struct xlb_op *op, int *is_empty,
  */
 int xlb_config_parse(const char *text, size_t len, const char *filename,
 		     struct xlb_state *out, struct xlb_err *err);
+/* Parses that read their file as two halves at once (config.c): for tests. */
+extern unsigned long xlb_config_halves_joined;
 
 /*
  * A check of a parsed command before it is applied (e.g. what may appear

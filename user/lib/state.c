@@ -225,6 +225,21 @@ int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src)
 	return 0;
 }
 
+/* a + b as one array of a's kind (room for cap_for(na + nb)), or NULL */
+static void *arr_cat(const void *a, size_t na, const void *b, size_t nb,
+		     size_t sz)
+{
+	char *c = xlb_mem_alloc(cap_for(na + nb) * sz, false);
+
+	if (!c)
+		return NULL;
+	if (na)
+		memcpy(c, a, na * sz);
+	if (nb)
+		memcpy(c + na * sz, b, nb * sz);
+	return c;
+}
+
 /* --- order and lookups ---------------------------------------------------- */
 
 int xlb_vip_key_cmp(const struct xlb_vip_key *a, const struct xlb_vip_key *b)
@@ -513,6 +528,36 @@ bool xlb_state_equal(const struct xlb_state *a, const struct xlb_state *b)
 		if (!backend_equal(&a->backends[i], &b->backends[i]))
 			return false;
 	return true;
+}
+
+int xlb_state_join(struct xlb_state *s, struct xlb_state *tail)
+{
+	struct xlb_state empty;
+	void *v, *b;
+
+	xlb_state_init(&empty);
+	if (tail->n_links || !tail->n_vips ||
+	    !global_equal(&tail->global, &empty.global) ||
+	    (s->n_vips && xlb_vip_key_cmp(&s->vips[s->n_vips - 1].key,
+					  &tail->vips[0].key) >= 0))
+		return -EINVAL;
+	v = arr_cat(s->vips, s->n_vips, tail->vips, tail->n_vips,
+		    sizeof(*s->vips));
+	b = arr_cat(s->backends, s->n_backends, tail->backends,
+		    tail->n_backends, sizeof(*s->backends));
+	if (!v || !b) {
+		free(v);
+		free(b);
+		return -ENOMEM;
+	}
+	free(s->vips);
+	free(s->backends);
+	s->vips = v;
+	s->backends = b;
+	s->n_vips += tail->n_vips;
+	s->n_backends += tail->n_backends;
+	xlb_state_free(tail);
+	return 0;
 }
 
 /* --- checks shared by apply and validate ---------------------------------- */

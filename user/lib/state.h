@@ -160,6 +160,13 @@ void xlb_state_init(struct xlb_state *s);
 void *xlb_mem_alloc(size_t len, bool zero);
 void xlb_state_free(struct xlb_state *s);
 int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);
+/*
+ * tail's VIPs and backends appended to s, as if s had added them in turn,
+ * when tail holds nothing else and each of its VIPs sorts after every VIP
+ * of s: 0 and tail freed; else -EINVAL (-ENOMEM), both unchanged.  Limits
+ * and cross-checks are the caller's (xlb_state_validate).
+ */
+int xlb_state_join(struct xlb_state *s, struct xlb_state *tail);
 bool xlb_state_equal(const struct xlb_state *a, const struct xlb_state *b);
 
 /* Defaults of a new VIP / backend / health check (kind as given). */
