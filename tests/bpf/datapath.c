@@ -1190,6 +1190,39 @@ TEST_F(dp, table_share_one_map_never_rewritten)
 }
 
 /*
+ * A VIP's table unpublished (the VIP deleted first) takes its member
+ * records with it: they become GONE, so that its id may name another VIP
+ * and the places go to others.  A VIP that shares the table keeps its own.
+ */
+TEST_F(dp, table_unpublished_takes_its_members)
+{
+	struct xlb_table t;
+	__u32 a = 31, b = 32, c = 33, id, i;
+
+	ASSERT_EQ(0, table_make(&t, XLB_ALGO_MAGLEV, 509, 6));
+	ASSERT_EQ(0, xlb_dp_table_publish_id(&self->dp, a, &t, &id,
+					     &self->err)) TH_LOG("%s", self->err.msg);
+	ASSERT_EQ(0, xlb_dp_table_share(&self->dp, b, a, &t, &id, &self->err))
+		TH_LOG("%s", self->err.msg);
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(XLB_MEMBER_ACTIVE, member_state(&self->dp, a, i));
+	ASSERT_EQ(0, xlb_dp_table_unpublish(&self->dp, a));
+	for (i = 0; i < 6; i++) {
+		EXPECT_EQ(XLB_MEMBER_GONE, member_state(&self->dp, a, i))
+			TH_LOG("backend %u is still a member of the VIP without a table", i);
+		EXPECT_EQ(XLB_MEMBER_ACTIVE, member_state(&self->dp, b, i));
+	}
+	ASSERT_EQ(0, xlb_dp_table_unpublish(&self->dp, b));
+	EXPECT_EQ(XLB_MEMBER_GONE, member_state(&self->dp, b, 5));
+	/* members written with no table (a publish that failed) go too */
+	ASSERT_EQ(0, xlb_dp_member_set(&self->dp, c, 7, XLB_MEMBER_ACTIVE,
+				       &self->err));
+	EXPECT_EQ(-ENOENT, xlb_dp_table_unpublish(&self->dp, c));
+	EXPECT_EQ(XLB_MEMBER_GONE, member_state(&self->dp, c, 7));
+	xlb_table_free(&t);
+}
+
+/*
  * Whether the map of id is freed within 2 s: a map lives while anything
  * holds it (a mapping too), and goes when the last holder lets go.
  */

@@ -308,7 +308,9 @@ int xlb_dp_table_share(struct xlb_dp *dp, __u32 vip_id, __u32 from_vip,
  */
 __u64 xlb_dp_switch_ns(const struct xlb_dp *dp);
 /*
- * Remove the table of vip_id (-ENOENT if none).  Delete the VIP first.
+ * Remove the table of vip_id (-ENOENT if none); its member records become
+ * GONE either way (the id may name another VIP next).  Delete the VIP
+ * first.
  * Removals of different VIPs may run on several threads at once.
  */
 int xlb_dp_table_unpublish(struct xlb_dp *dp, __u32 vip_id);

@@ -63,6 +63,12 @@ int dp_members_sync(const struct xlb_dp *dp, __u32 vip,
 		    const struct xlb_table *t, int phase,
 		    struct xlb_err *err);
 
+/*
+ * dp_member.c: every record of VIP vip becomes GONE (its table is gone;
+ * the id may name another VIP next, and the places are for others).
+ */
+void dp_members_clear(const struct xlb_dp *dp, __u32 vip);
+
 /* Until every data path run begun before the call has ended (dp_backend.c). */
 int dp_wait_readers(const struct xlb_dp *dp);
 

@@ -406,6 +406,25 @@ int dp_members_sync(const struct xlb_dp *dp, __u32 vip,
 	return ret;
 }
 
+void dp_members_clear(const struct xlb_dp *dp, __u32 vip)
+{
+	struct xlb_table none = { 0 };
+	struct xlb_table_member nothing;
+	bool changed;
+
+	if (!dp->member_map || vip >= XLB_MAX_VIPS)
+		return;
+	none.members = &nothing;	/* a list of no members */
+	pthread_mutex_lock(&member_lock);
+	if (mids_learn(dp))
+		changed = members_leave(dp, (__u16)vip, &none);
+	else
+		changed = members_leave_scan(dp, (__u16)vip, &none);
+	pthread_mutex_unlock(&member_lock);
+	if (changed)
+		xlb_dp_changed(dp);
+}
+
 /*
  * state | flags << 8 as the program reads it; XLB_MEMBER_FREE: none.
  * The budget beside it, when asked for.

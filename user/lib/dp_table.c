@@ -446,12 +446,16 @@ int xlb_dp_table_unpublish(struct xlb_dp *dp, __u32 vip_id)
 	if (ret)
 		return ret;
 	c = dp->vip_class[vip_id];
-	if (c == XLB_TABLE_CLASS_NONE)
+	if (c == XLB_TABLE_CLASS_NONE) {
+		dp_members_clear(dp, vip_id);	/* of a publish that failed */
 		return -ENOENT;
+	}
 	pthread_mutex_lock(&vip_lock[vip_id]);
 	ret = bpf_map_delete_elem(dp->tables[c - 1], &vip_id);
 	dp->vip_excl[vip_id] = false;
 	tmap_drop(dp, vip_id);
+	/* its members' places are for others (even after a failed publish) */
+	dp_members_clear(dp, vip_id);
 	pthread_mutex_unlock(&vip_lock[vip_id]);
 	xlb_dp_changed(dp);
 	return ret;
