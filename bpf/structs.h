@@ -99,7 +99,7 @@
  * as its size (maps.h): fixed by the object at load, pinned with the
  * other maps, read back without anybody writing it.
  */
-#define XLB_DP_ABI		10
+#define XLB_DP_ABI		11
 
 #define XLB_GUE_PORT_DEFAULT	6080
 #define XLB_MTU_DEFAULT		1500	/* IP MTU toward backends */
@@ -325,9 +325,15 @@ _Static_assert(__builtin_offsetof(struct xlb_backend, dmac) % 8 == 0 &&
  * xlb_members is an ARRAY of XLB_MEMBER_BUCKETS buckets of
  * XLB_MEMBER_WAYS records (one cache line), mmapable: libxlb writes a
  * record as one 8-byte store, the program reads it as one load.  (v, b)
- * lives in bucket xlb_member_bucket(v, b) or one of the
- * XLB_MEMBER_PROBES - 1 after it, in the first way that was FREE or GONE
- * when it came.  Its place (bucket * XLB_MEMBER_WAYS + way) never changes
+ * lives in bucket xlb_member_bucket(v, b, i) for the first probe i of
+ * XLB_MEMBER_PROBES whose bucket had a way FREE or GONE when it came, in
+ * the first such way.  The probes' buckets are independent of each
+ * other: buckets next to each other, as a linear probe takes them, fill
+ * together (1000 VIPs of 100 backends each found both of some pairs full
+ * in 16 384 buckets); 32 768 buckets leave most of them half empty,
+ * so a member is nearly always in its first probe's.  Test:
+ * members_of_1000_vips_of_100_find_a_place (tests/bpf/datapath.c).
+ * Its place (bucket * XLB_MEMBER_WAYS + way) never changes
  * while the record is there.
  */
 #define XLB_MEMBER_FREE		0
@@ -337,9 +343,10 @@ _Static_assert(__builtin_offsetof(struct xlb_backend, dmac) % 8 == 0 &&
 #define XLB_MEMBER_GONE		4
 
 #define XLB_MEMBER_WAYS		8
-#define XLB_MEMBER_BUCKETS	(1u << 14)
+#define XLB_MEMBER_BUCKET_BITS	15
+#define XLB_MEMBER_BUCKETS	(1u << XLB_MEMBER_BUCKET_BITS)
 #define XLB_MEMBER_SLOTS	(XLB_MEMBER_BUCKETS * XLB_MEMBER_WAYS)
-#define XLB_MEMBER_PROBES	2
+#define XLB_MEMBER_PROBES	4
 
 struct xlb_member {
 	__u16 vip;		/* VIP id */
@@ -372,13 +379,23 @@ static __always_inline __u32 xlb_member_key(__u32 vip, __u32 backend)
 	return (vip & 0xffff) | backend << 16;
 }
 
-/* Home bucket of (vip, backend): a multiplicative hash of the key. */
-static __always_inline __u32 xlb_member_bucket(__u32 vip, __u32 backend)
+/*
+ * Bucket of probe i of (vip, backend): the key moved by i golden-ratio
+ * steps, mixed (a 32-bit finalizer: every key bit moves every bucket
+ * bit, so neither consecutive ids nor one backend's VIPs crowd).
+ */
+static __always_inline __u32 xlb_member_bucket(__u32 vip, __u32 backend,
+					       __u32 i)
 {
-	return (xlb_member_key(vip, backend) * 0x9e3779b1u) >> 18;
-}
+	__u32 x = xlb_member_key(vip, backend) + i * 0x9e3779b9u;
 
-_Static_assert(XLB_MEMBER_BUCKETS == 1u << (32 - 18), "bucket bits");
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x >> (32 - XLB_MEMBER_BUCKET_BITS);
+}
 
 /*
  * Connection table.  An array of buckets of XLB_CT_WAYS entries, shared by

@@ -246,12 +246,12 @@ static __always_inline struct xlb_backend *backend_get(__u32 id)
  */
 static __always_inline __u32 member_state(__u32 vip, __u32 be)
 {
-	__u32 key = xlb_member_key(vip, be), b = xlb_member_bucket(vip, be);
+	__u32 key = xlb_member_key(vip, be);
 	__u32 i, w;
 
 #pragma unroll
 	for (i = 0; i < XLB_MEMBER_PROBES; i++) {
-		__u32 k = (b + i) & (XLB_MEMBER_BUCKETS - 1);
+		__u32 k = xlb_member_bucket(vip, be, i);
 		struct xlb_member_bucket *mb;
 
 		mb = bpf_map_lookup_elem(&xlb_members, &k);
@@ -285,12 +285,12 @@ static __always_inline __u32 member_state(__u32 vip, __u32 be)
  */
 static __always_inline int member_spend(__u32 vip, __u32 be)
 {
-	__u32 key = xlb_member_key(vip, be), b = xlb_member_bucket(vip, be);
+	__u32 key = xlb_member_key(vip, be);
 	__u32 i, w;
 
 #pragma unroll
 	for (i = 0; i < XLB_MEMBER_PROBES; i++) {
-		__u32 k = (b + i) & (XLB_MEMBER_BUCKETS - 1);
+		__u32 k = xlb_member_bucket(vip, be, i);
 		struct xlb_member_bucket *mb;
 
 		mb = bpf_map_lookup_elem(&xlb_members, &k);

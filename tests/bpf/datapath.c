@@ -1222,6 +1222,65 @@ TEST_F(dp, table_unpublished_takes_its_members)
 	xlb_table_free(&t);
 }
 
+/* n_vips VIPs (ids 1..) of 100 members each, backend id of(v, k); 0: all placed */
+static int members_place(struct __test_metadata *_metadata,
+			 const struct xlb_dp *dp, __u32 n_vips,
+			 __u16 (*of)(__u32 v, __u32 k, __u32 *seed),
+			 __u8 state)
+{
+	struct xlb_err err = { "" };
+	__u32 v, k, seed = 1, failed = 0;
+
+	for (v = 1; v <= n_vips; v++)
+		for (k = 0; k < 100; k++)
+			if (xlb_dp_member_set(dp, v, of(v, k, &seed), state,
+					      &err) && !failed++)
+				TH_LOG("VIP %u, member %u: %s", v, k, err.msg);
+	return failed;
+}
+
+static __u16 same_100(__u32 v, __u32 k, __u32 *seed)
+{
+	return (__u16)(k + 1);
+}
+
+/* VIP v's own window of 100 of 1000 backends (xlb-bench control) */
+static __u16 window_100(__u32 v, __u32 k, __u32 *seed)
+{
+	return (__u16)((7 * v + k) % 1000 + 1);
+}
+
+/* 100 of 4000 ids, from a fixed xorshift sequence (repeats are updates) */
+static __u16 random_100(__u32 v, __u32 k, __u32 *seed)
+{
+	*seed ^= *seed << 13;
+	*seed ^= *seed >> 17;
+	*seed ^= *seed << 5;
+	return (__u16)(*seed % 4000 + 1);
+}
+
+/*
+ * 1000 VIPs of 100 members each find a place, one configuration after
+ * another as xlb-bench control applies them (each leaves GONE records
+ * behind): all of them with the same 100 backends, each with its own
+ * window of 1000 backends, then each with 100 of 4000 at random.
+ */
+TEST_F(dp, members_of_1000_vips_of_100_find_a_place)
+{
+	EXPECT_EQ(0, members_place(_metadata, &self->dp, 1000, same_100,
+				   XLB_MEMBER_ACTIVE));
+	EXPECT_EQ(0, members_place(_metadata, &self->dp, 1000, same_100,
+				   XLB_MEMBER_GONE));
+	EXPECT_EQ(0, members_place(_metadata, &self->dp, 1000, window_100,
+				   XLB_MEMBER_ACTIVE));
+	EXPECT_EQ(XLB_MEMBER_ACTIVE, member_state(&self->dp, 999,
+						  window_100(999, 99, NULL)));
+	EXPECT_EQ(0, members_place(_metadata, &self->dp, 1000, window_100,
+				   XLB_MEMBER_GONE));
+	EXPECT_EQ(0, members_place(_metadata, &self->dp, 1000, random_100,
+				   XLB_MEMBER_ACTIVE));
+}
+
 /*
  * Whether the map of id is freed within 2 s: a map lives while anything
  * holds it (a mapping too), and goes when the last holder lets go.

@@ -54,14 +54,14 @@ static int member_place(const struct xlb_dp *dp, __u16 vip, __u16 backend,
 			__u32 *place, bool *found)
 {
 	__u32 key = xlb_member_key(vip, backend);
-	__u32 b = xlb_member_bucket(vip, backend), i, w, p;
+	__u32 i, w, p;
 	bool have_free = false;
 	__u64 r;
 
 	*found = false;
 	for (i = 0; i < XLB_MEMBER_PROBES; i++) {
 		for (w = 0; w < XLB_MEMBER_WAYS; w++) {
-			p = ((b + i) & (XLB_MEMBER_BUCKETS - 1)) *
+			p = xlb_member_bucket(vip, backend, i) *
 			    XLB_MEMBER_WAYS + w;
 			r = __atomic_load_n(rec_at(dp, p), __ATOMIC_RELAXED);
 			if ((__u32)r == key && rec_state(r) != XLB_MEMBER_FREE) {
@@ -184,7 +184,7 @@ static int member_write(const struct xlb_dp *dp, __u16 vip, __u16 backend,
 		return 0;	/* no record: gone already */
 	if (ret)
 		return xlb_errf(err, ENOSPC,
-				"no room for backend %u as a member of VIP %u: its %u buckets of %u are full (%u members at most, fewer when they crowd)",
+				"no room for backend %u as a member of VIP %u: its %u buckets of %u are full (%u places for the members of all VIPs)",
 				backend, vip, XLB_MEMBER_PROBES,
 				XLB_MEMBER_WAYS, XLB_MEMBER_SLOTS);
 	if (!found && state == XLB_MEMBER_GONE)
