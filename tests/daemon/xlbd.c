@@ -978,6 +978,90 @@ static long long unverified(struct env *e)
 	return n;
 }
 
+/* status: VIPs whose table failed to publish, -1 when it cannot be had. */
+static long long failing(struct env *e)
+{
+	json_object *j = ctl_json(e, "status");
+	long long n = j ? jget_int(j, "tables_failing") : -1;
+
+	json_object_put(j);
+	return n;
+}
+
+/*
+ * Every free place of the member map taken by records of VIP id 1023 (no
+ * VIP of the test's), or those places given back as GONE tombstones
+ * (FREE would hide a record placed after them); the places taken.
+ */
+static __u32 members_crowd(struct xlb_dp *dp, bool back)
+{
+	__u32 p, n = 0;
+
+	for (p = 0; p < XLB_MEMBER_SLOTS; p++) {
+		volatile __u64 *r = (volatile __u64 *)
+			&dp->member_map[p / XLB_MEMBER_WAYS].m[p % XLB_MEMBER_WAYS];
+		__u64 v = *r;
+		__u8 st = (__u8)(v >> 32);
+
+		if (!back && (st == XLB_MEMBER_FREE || st == XLB_MEMBER_GONE)) {
+			*r = 1023 | (__u64)(p % 60000 + 1) << 16 |
+			     (__u64)XLB_MEMBER_ACTIVE << 32;
+			n++;
+		} else if (back && (__u16)v == 1023 &&
+			   st == XLB_MEMBER_ACTIVE) {
+			*r = 1023 | (v & 0xffff0000ull) |
+			     (__u64)XLB_MEMBER_GONE << 32;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* The pinned table of VIP is the one of backends names[0..n). */
+static bool placed(struct env *e, const char *const *names, size_t n)
+{
+	struct xlb_table got = { 0 }, want = { 0 };
+	uint64_t fp;
+	bool same;
+
+	if (pinned_table(e, VIP, &got))
+		return false;
+	expected_table(names, NULL, n, 4093, &want, &fp);
+	same = same_placement(e, VIP, &got, names, n, &want);
+	xlb_table_free(&got);
+	xlb_table_free(&want);
+	return same;
+}
+
+/*
+ * A table the data path has no room for: the change is kept, status
+ * counts the VIP in tables_failing while the daemon tries again each
+ * tick, and the table is published once there is room.
+ */
+TEST_F(xlbd, a_table_without_room_is_counted_and_retried_until_published)
+{
+	struct xlb_err err = { "" };
+	struct xlb_dp dp;
+	__u32 taken;
+	int i;
+
+	ASSERT_EQ(0, three_backends(&self->e, "")) TH_LOG("%s", out);
+	EXPECT_EQ(0, failing(&self->e));
+	ASSERT_EQ(0, xlb_dp_from_pins(&dp, self->e.pins, &err)) TH_LOG("%s", err.msg);
+	taken = members_crowd(&dp, false);
+	ASSERT_LT(0u, taken);
+	ctl(&self->e, "backend add " VIP " " BE_NET "5");
+	EXPECT_EQ(1, failing(&self->e)) TH_LOG("a table that did not publish is not counted");
+	EXPECT_TRUE(placed(&self->e, names3, 3))
+		TH_LOG("the data path lost the VIP's table");
+	EXPECT_EQ(taken, members_crowd(&dp, true));
+	for (i = 0; i < 100 && failing(&self->e); i++)
+		usleep(50 * 1000);
+	EXPECT_EQ(0, failing(&self->e)) TH_LOG("never published after room was made");
+	EXPECT_TRUE(placed(&self->e, names4, 4));
+	xlb_dp_close(&dp);
+}
+
 /*
  * A restart trusts the runtime file's record of a table (no table is read
  * or rebuilt before the daemon answers) only as far as the data path

@@ -213,6 +213,29 @@ static int ctl_restore(struct ctl_bench *c, const char *text)
 }
 
 /*
+ * 0 when every VIP's table is published: a figure of a configuration
+ * whose tables failed (the data path had no room for them, say) measures
+ * less work than it claims.
+ */
+static int ctl_tables_ok(struct ctl_bench *c, const char *what)
+{
+	json_object *req = json_object_new_object(), *res = NULL, *v;
+	long long failing = -1;
+
+	json_object_object_add(req, "cmd", json_object_new_string("status"));
+	if (!ctl_call(c, req, &res) &&
+	    json_object_object_get_ex(res, "tables_failing", &v))
+		failing = json_object_get_int64(v);
+	json_object_put(req);
+	json_object_put(res);
+	if (!failing)
+		return 0;
+	fprintf(stderr, "xlb-bench: %s: %lld VIPs' tables failed to publish (status tables_failing; XLB_BENCH_LOG=debug keeps xlbd's log)\n",
+		what, failing);
+	return -1;
+}
+
+/*
  * Config text: n_vips VIPs of m slots with n_be backends each, the same
  * n_be for every VIP, or (distinct) a window of n_be of 1000 addresses
  * that starts at 7 v mod 1000 for VIP v: 1000 VIPs, 1000 other tables.
@@ -625,7 +648,8 @@ int bench_control(const struct opts *o)
 			goto out;
 		lat[i] = (xlb_mono_us() - t0) / 1e3;
 		p[CTL_PHASES] = lat[i] - p[CTL_PHASES - 1];
-		if (ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
+		if (ctl_tables_ok(&c, "config_apply") ||
+		    ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
 			goto out;
 	}
 	snprintf(params, sizeof(params),
@@ -645,7 +669,8 @@ int bench_control(const struct opts *o)
 			goto out;
 		lat[i] = (xlb_mono_us() - t0) / 1e3;
 		p[CTL_PHASES] = lat[i] - p[CTL_PHASES - 1];
-		if (ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
+		if (ctl_tables_ok(&c, "config_apply_distinct") ||
+		    ctl_restore(&c, "set key 00112233445566778899aabbccddeeff\n"))
 			goto out;
 	}
 	free(cfg);
@@ -690,7 +715,8 @@ restart:
 	ctl_print(o, "restart_to_answer_small", lat, runs,
 		  "kill -9 then start, 1 VIP x 100 backends adopted, until a status request is answered",
 		  100);
-	if (ctl_restore(&c, cfg) || ctl_exec(&c, "link attach xlbc0"))
+	if (ctl_restore(&c, cfg) || ctl_exec(&c, "link attach xlbc0") ||
+	    ctl_tables_ok(&c, "restart"))
 		goto out;
 	free(cfg);
 	prog_before = ctl_prog_on("xlbc0");
@@ -706,6 +732,8 @@ restart:
 		p[CTL_START_PHASES] = p[CTL_START_PHASES - 1] < 0 ? -1 :
 				      lat[i] - p[CTL_START_PHASES - 1];
 	}
+	if (ctl_tables_ok(&c, "restart"))
+		goto out;
 	prog_after = ctl_prog_on("xlbc0");
 	snprintf(params, sizeof(params),
 		 "kill -9 then start, %d VIPs adopted, until a status request is answered; XDP program %s",

@@ -176,6 +176,16 @@ static json_object *start_json(const struct xlbd *d)
 	return o;
 }
 
+/* VIPs whose last table publication failed (retried every tick). */
+static size_t tables_failing(const struct xlbd *d)
+{
+	size_t i, n = 0;
+
+	for (i = 0; d->rt_vips && i < d->state.n_vips; i++)
+		n += d->rt_vips[i].errors > 0;
+	return n;
+}
+
 json_object *xlbd_show_status(struct xlbd *d)
 {
 	json_object *r = json_object_new_object(), *links;
@@ -191,6 +201,7 @@ json_object *xlbd_show_status(struct xlbd *d)
 	jadd(r, "pin_dir", jstr(d->pin_dir));
 	jadd(r, "adopted", jbool(d->adopted));
 	jadd(r, "tables_unverified", jint(xlbd_tables_unverified(d)));
+	jadd(r, "tables_failing", jint(tables_failing(d)));
 	if (!xlb_dp_ct_capacity(&d->dp, &cap))
 		jadd(r, "conntrack_capacity", jint(cap));
 	jadd(r, "vips", jint(d->state.n_vips));
