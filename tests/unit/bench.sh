@@ -145,7 +145,10 @@ assert {\"ns\", \"baseline_ns\", \"ratio\", \"path\"} <= set(r) and r[\"path\"] 
 	check "stages.sh -j prints every stage of the path, the rest last" \
 		'python3 -c "
 import json, sys
-recs = [json.loads(l) for l in sys.stdin.read().splitlines()]
+lines = sys.stdin.read().splitlines()
+said = [l for l in lines if not l.startswith(\"{\")]
+assert not said, \"stages.sh said: \" + \" | \".join(said[:20])
+recs = [json.loads(l) for l in lines]
 assert [r[\"name\"] for r in recs] == [\"stages.ct_hit_rotate.%d\" % n for n in range(7)], recs
 for r in recs:
     p = r[\"params\"]

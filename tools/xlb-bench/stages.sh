@@ -59,7 +59,7 @@ stages=5
 dir=$O/stages
 mkdir -p "$dir" || exit 1
 for ((n = 1; n <= stages; n++)); do
-	make -s O="$dir/s$n" BPF_EXTRA="-DXLB_STOP=$n" "$dir/s$n/xlb.bpf.o" ||
+	make -s --no-print-directory O="$dir/s$n" BPF_EXTRA="-DXLB_STOP=$n" "$dir/s$n/xlb.bpf.o" ||
 		{ echo "stages.sh: cannot build the program stopped after stage $n" >&2; exit 1; }
 done
 
