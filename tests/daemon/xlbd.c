@@ -614,11 +614,13 @@ TEST_F(xlbd, more_clients_than_the_limit_leave_roots_slots_free)
 	/*
 	 * and once they are gone, readers are answered again: the daemon
 	 * may take a turn of its loop to see the 56 ends, and a reader that
-	 * comes first is still turned away
+	 * comes first is still turned away.  How soon is not checked; the
+	 * asking is bounded only so that slots never given back fail the
+	 * case rather than hang it.
 	 */
-	for (i = 0; i < 50 && (st = as_nobody(&self->e, read_status)); i++)
+	for (i = 0; i < 300 && (st = as_nobody(&self->e, read_status)); i++)
 		usleep(100 * 1000);
-	EXPECT_EQ(0, st) TH_LOG("readers still turned away after 5 s");
+	EXPECT_EQ(0, st) TH_LOG("readers are still turned away: the slots never came back");
 }
 
 TEST_F(xlbd, message_sent_a_byte_at_a_time_is_cut_off)
@@ -1061,7 +1063,8 @@ TEST_F(xlbd, a_table_without_room_is_counted_and_retried_until_published)
 	EXPECT_TRUE(placed(&self->e, names3, 3))
 		TH_LOG("the data path lost the VIP's table");
 	EXPECT_EQ(taken, members_crowd(&dp, true));
-	for (i = 0; i < 100 && failing(&self->e); i++)
+	/* the retry comes on a tick; bounded only to fail, not to hang */
+	for (i = 0; i < 600 && failing(&self->e); i++)
 		usleep(50 * 1000);
 	EXPECT_EQ(0, failing(&self->e)) TH_LOG("never published after room was made");
 	EXPECT_TRUE(placed(&self->e, names4, 4));
