@@ -61,17 +61,27 @@ for b in j["backends"]:
 	} >"$1" 2>&1
 }
 
-# counters OUT: the data path's drops and events, the connection table
+# counters OUT: the data path's drops and events, the connection table.
+# xlbd counts the table on a thread of its own, first a second after it
+# starts (the stats have no conntrack_entries before that): wait for a
+# count, bounded only so that a daemon that never counts fails the test.
 counters() {
-	xlbctl -j stats | "$TAP_PYTHON" -c '
+	local i
+
+	for ((i = 0; i < 300; i++)); do
+		xlbctl -j stats >"$1.stats" || return
+		grep -q '"conntrack_entries"' "$1.stats" && break
+		sleep 0.1
+	done
+	"$TAP_PYTHON" -c '
 import json, sys
-s = json.load(sys.stdin)
+s = json.load(open(sys.argv[1]))
 d = dict(s["events"])
 d["xdp_aborted"] = s["actions"]["aborted"]
 d["xdp_drop"] = s["actions"]["drop"]
 d["conntrack"] = s["conntrack_entries"]
 d["packets"] = sum(v["packets"] for v in s["vips"])
-print(json.dumps(d))' >"$1"
+print(json.dumps(d))' "$1.stats" >"$1"
 }
 
 retrans() {	# TCP retransmissions of the clients (/proc/net/snmp)
