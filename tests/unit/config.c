@@ -1190,6 +1190,139 @@ TEST(copy_is_deep_and_equal)
 	EXPECT_EQ(NULL, a.vips);
 }
 
+static void apply2(struct __test_metadata *_metadata, struct xlb_state *a,
+		   struct xlb_state *b, const char *line)
+{
+	struct xlb_err e = { "" };
+	unsigned int col;
+	int empty;
+
+	ASSERT_EQ(0, xlb_config_apply_line(a, line, strlen(line), NULL, NULL,
+					   &empty, &col, &e))
+		TH_LOG("%s: %s", line, e.msg);
+	if (b)
+		ASSERT_EQ(0, xlb_config_apply_line(b, line, strlen(line), NULL,
+						   NULL, &empty, &col, &e))
+			TH_LOG("%s: %s", line, e.msg);
+}
+
+/* backend J of VIP V (1..3): names out of order, so adds land inside too */
+static void backend_line(char *line, size_t len, int v, int j)
+{
+	int a = (j * 37) % 300;
+
+	snprintf(line, len, "backend add 10.0.0.%d:80/tcp 10.1.%d.%d", v,
+		 a / 250, a % 250 + 1);
+}
+
+/*
+ * Room reserved ahead: adds up to it move no array, and the state is the
+ * one built without; a join leaves room for the adds after it.
+ */
+TEST(reserved_room_moves_nothing_and_changes_nothing)
+{
+	struct xlb_err e = { "" };
+	struct xlb_state a, b, t;
+	const void *at;
+	char line[128];
+	int i;
+
+	ASSERT_EQ(0, parse(KEY_LINE "vip add 10.0.0.1:80/tcp\n"
+			   "vip add 10.0.0.2:80/tcp\n", &a, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, xlb_state_copy(&b, &a));
+	ASSERT_EQ(0, xlb_state_reserve(&a, 4, 600));
+	at = a.backends;
+	for (i = 0; i < 600; i++) {
+		backend_line(line, sizeof(line), i % 2 + 1, i / 2);
+		apply2(_metadata, &a, &b, line);
+	}
+	EXPECT_EQ(at, a.backends);
+	EXPECT_NE(b.backends, a.backends);
+	EXPECT_TRUE(xlb_state_equal(&a, &b));
+	ASSERT_EQ(0, xlb_state_validate(&a, &e)) TH_LOG("%s", e.msg);
+	/* less than it has: nothing changes */
+	ASSERT_EQ(0, xlb_state_reserve(&a, 1, 10));
+	EXPECT_EQ(at, a.backends);
+	EXPECT_TRUE(xlb_state_equal(&a, &b));
+
+	/* a join: the state built in one */
+	xlb_state_init(&t);
+	apply2(_metadata, &t, &b, "vip add 10.0.0.3:80/tcp");
+	for (i = 0; i < 100; i++) {
+		backend_line(line, sizeof(line), 3, i);
+		apply2(_metadata, &t, &b, line);
+	}
+	ASSERT_EQ(0, xlb_state_join(&a, &t));
+	EXPECT_EQ(700u, a.n_backends);
+	EXPECT_TRUE(xlb_state_equal(&a, &b));
+	/* and room for what comes after it */
+	at = a.backends;
+	for (i = 100; i < 120; i++) {
+		backend_line(line, sizeof(line), 3, i);
+		apply2(_metadata, &a, &b, line);
+	}
+	EXPECT_EQ(at, a.backends);
+	EXPECT_TRUE(xlb_state_equal(&a, &b));
+	ASSERT_EQ(0, xlb_state_validate(&a, &e)) TH_LOG("%s", e.msg);
+	xlb_state_free(&a);
+	xlb_state_free(&b);
+}
+
+/*
+ * Adds to one VIP that alternate between two states, where its backends
+ * start at different places, and with removals before them in one: each
+ * state ends as if built alone (the range of the VIP found last is only a
+ * hint, checked against the state at hand).
+ */
+TEST(adds_alternating_between_states_find_their_own_ranges)
+{
+	struct xlb_err e = { "" };
+	struct xlb_state a, b, a1, b1;
+	char line[128];
+	int i;
+
+	ASSERT_EQ(0, parse(KEY_LINE "vip add 10.0.0.1:80/tcp\n"
+			   "vip add 10.0.0.2:80/tcp\n", &a, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, parse(KEY_LINE "vip add 10.0.0.2:80/tcp\n", &b, &e))
+		TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, xlb_state_copy(&a1, &a));
+	ASSERT_EQ(0, xlb_state_copy(&b1, &b));
+	for (i = 0; i < 10; i++) {
+		backend_line(line, sizeof(line), 1, i);
+		apply2(_metadata, &a, &a1, line);
+	}
+	for (i = 0; i < 200; i++) {
+		backend_line(line, sizeof(line), 2, i);
+		apply2(_metadata, &a, NULL, line);
+		apply2(_metadata, &b, NULL, line);
+		if (i % 50 == 49) {	/* the VIP before it loses one */
+			backend_line(line, sizeof(line), 1, i / 50);
+			line[8] = 'd', line[9] = 'e', line[10] = 'l';
+			apply2(_metadata, &a, NULL, line);
+		}
+	}
+	/* the same, one state at a time */
+	for (i = 0; i < 200; i++) {
+		backend_line(line, sizeof(line), 2, i);
+		apply2(_metadata, &a1, &b1, line);
+	}
+	for (i = 0; i < 4; i++) {
+		backend_line(line, sizeof(line), 1, i);
+		line[8] = 'd', line[9] = 'e', line[10] = 'l';
+		apply2(_metadata, &a1, NULL, line);
+	}
+	EXPECT_EQ(206u, a.n_backends);
+	EXPECT_EQ(200u, b.n_backends);
+	EXPECT_TRUE(xlb_state_equal(&a, &a1));
+	EXPECT_TRUE(xlb_state_equal(&b, &b1));
+	ASSERT_EQ(0, xlb_state_validate(&a, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, xlb_state_validate(&b, &e)) TH_LOG("%s", e.msg);
+	xlb_state_free(&a);
+	xlb_state_free(&b);
+	xlb_state_free(&a1);
+	xlb_state_free(&b1);
+}
+
 static void op(struct __test_metadata *_metadata, const char *line,
 	       struct xlb_op *o)
 {

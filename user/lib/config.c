@@ -1564,6 +1564,17 @@ static int adds_only(const struct xlb_op *op, int *tok, void *ctx,
 	return xlb_errf(err, EAGAIN, "not an add");
 }
 
+/* Lines of the text: more than the backends it adds. */
+static size_t count_lines(const char *t, size_t len)
+{
+	const char *end = t + len, *nl;
+	size_t n = 1;
+
+	for (; (nl = memchr(t, '\n', (size_t)(end - t))); t = nl + 1)
+		n++;
+	return n;
+}
+
 static void *parse_second_half(void *arg)
 {
 	struct half *h = arg;
@@ -1571,6 +1582,8 @@ static void *parse_second_half(void *arg)
 	struct xlb_err e = { "" };
 
 	xlb_state_init(&h->s);
+	/* room for every add: no array moves while it grows (out of memory: none) */
+	xlb_state_reserve(&h->s, 0, count_lines(h->text, h->len));
 	h->ret = parse_lines(&h->s, h->text, h->len, &p, adds_only, &e);
 	return NULL;
 }
@@ -1590,6 +1603,7 @@ static int parse_halves(const char *text, size_t len, struct xlb_state *out)
 	struct xlb_err e = { "" };
 	struct half h = { 0 };
 	const char *at;
+	size_t first;
 	pthread_t th;
 	int ret;
 
@@ -1603,7 +1617,9 @@ static int parse_halves(const char *text, size_t len, struct xlb_state *out)
 	if (pthread_create(&th, NULL, parse_second_half, &h))
 		return -EAGAIN;
 	xlb_state_init(out);
-	ret = parse_lines(out, text, (size_t)(h.text - text), &p, NULL, &e);
+	first = (size_t)(h.text - text);
+	xlb_state_reserve(out, 0, count_lines(text, first));
+	ret = parse_lines(out, text, first, &p, NULL, &e);
 	pthread_join(th, NULL);
 	if (!ret)
 		ret = h.ret;

@@ -131,6 +131,8 @@ struct xlb_state {
 	size_t n_vips;
 	struct xlb_backend_conf *backends;
 	size_t n_backends;
+	/* room of each array, in elements (state.c's to keep) */
+	size_t cap_links, cap_vips, cap_backends;
 };
 
 /* Limits enforced with clear errors. */
@@ -160,6 +162,12 @@ void xlb_state_init(struct xlb_state *s);
 void *xlb_mem_alloc(size_t len, bool zero);
 void xlb_state_free(struct xlb_state *s);
 int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);
+/*
+ * Room for at least vips VIPs and backends backends in all, so that adds
+ * up to there move nothing (a reader of a large file knows about how many
+ * come): 0 or -ENOMEM, s unchanged either way.
+ */
+int xlb_state_reserve(struct xlb_state *s, size_t vips, size_t backends);
 /*
  * tail's VIPs and backends appended to s, as if s had added them in turn,
  * when tail holds nothing else and each of its VIPs sorts after every VIP
