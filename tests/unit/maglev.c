@@ -356,6 +356,9 @@ TEST(every_slot_matches_the_model)
 		{ 4093, 7, GOLD_W_HEAVY }, { 4093, 1000, GOLD_W_MIXED },
 		{ 65537, 3, GOLD_W_FLAT }, { 65537, 100, GOLD_W_MIXED },
 		{ 65537, 1000, GOLD_W_FLAT }, { 65537, 50, GOLD_W_HEAVY },
+		/* the last set named in bytes, the first in 16-bit words */
+		{ 65537, 253, GOLD_W_MIXED }, { 65537, 254, GOLD_W_MIXED },
+		{ 4093, 253, GOLD_W_FLAT }, { 4093, 254, GOLD_W_FLAT },
 	};
 	size_t k;
 
@@ -367,8 +370,8 @@ TEST(every_slot_matches_the_model)
 }
 
 /*
- * The builder names walkers in 16-bit words for all but the largest sets
- * (more than 65533 usable backends): both sides of that limit, with as
+ * The builder names walkers in bytes up to 253 usable backends, in 16-bit
+ * words above that but for the largest sets (more than 65533): both sides of that limit, with as
  * many backends as ids allow, match the model, in a table large enough
  * that every one of them walks before the last 1/256 of the slots.
  */

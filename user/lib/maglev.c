@@ -38,10 +38,10 @@
  *   mark a secondary, so the population goes in three stages:
  * - while more than 1/256 of the slots are free, a probe at a time (a turn
  *   ends after a probe or two), secondaries marked without a branch, on one
- *   16-bit word per slot that holds both the state and the secondary (as
- *   the walker's index): most probes are made here, and each touches one
- *   array instead of two; the words become the byte state and the slots'
- *   secondaries when the stage ends;
+ *   word per slot (a byte up to 253 backends, else 16 bits) that holds both
+ *   the state and the secondary (as the walker's index): most probes are
+ *   made here, and each touches one array instead of two; the words become
+ *   the byte state and the slots' secondaries when the stage ends;
  * - then 8 probes at a time: 8 independent loads packed into one word,
  *   whose bytes say at a glance whether any of them needs something (late
  *   in the population almost none do) and, if so, which is the first free
@@ -120,47 +120,66 @@ static inline uint32_t turn_single(const struct walker *cur, uint32_t pos,
 }
 
 /*
- * The same turn on one 16-bit word per slot (FREE, TAKEN, or 2 + the
- * walker index of its secondary): a probe touches one array instead of
- * the state and the slots' secondaries, and most of the population's
- * probes are made here.  The secondaries go into the slots when the stage
- * ends (single_done).
+ * The same turn on one word per slot (FREE, TAKEN, or 2 + the walker
+ * index of its secondary): a probe touches one array instead of the state
+ * and the slots' secondaries, and most of the population's probes are
+ * made here.  A word is a byte when the walkers' indices fit in one (up
+ * to 253 backends: at M = 65537, 64 KiB that mostly stay in the first-
+ * level cache, against 128 KiB of 16-bit words), else 16 bits.  The
+ * secondaries go into the slots when the stage ends (single_done).
  */
 #define SEC_TAKEN	1
 #define SEC_BASE	2
 
-static inline uint32_t turn_single16(uint32_t skip, uint16_t me, uint16_t id,
-				     uint32_t pos, struct xlb_slot *s,
-				     uint32_t m, uint16_t *sec)
-{
-	uint16_t v;
-
-	while ((v = sec[pos]) != FREE) {
-		sec[pos] = v == SEC_TAKEN ? me : v;
-		pos = addmod(pos, skip, m);
-	}
-	sec[pos] = SEC_TAKEN;
-	s[pos].primary = id;
-	return addmod(pos, skip, m);
+#define SINGLE_STAGE(BITS)						\
+static inline uint32_t turn_single##BITS(uint32_t skip, uint##BITS##_t me, \
+					 uint16_t id, uint32_t pos,	\
+					 struct xlb_slot *s, uint32_t m, \
+					 uint##BITS##_t *sec)		\
+{									\
+	uint##BITS##_t v;						\
+									\
+	while ((v = sec[pos]) != FREE) {				\
+		sec[pos] = v == SEC_TAKEN ? me : v;			\
+		pos = addmod(pos, skip, m);				\
+	}								\
+	sec[pos] = SEC_TAKEN;						\
+	s[pos].primary = id;						\
+	return addmod(pos, skip, m);					\
+}									\
+									\
+/* the stage's words as the byte state and the slots' secondaries */	\
+static void single_done##BITS(struct xlb_slot *s, uint32_t m,		\
+			      const uint##BITS##_t *sec, uint8_t *state, \
+			      const uint16_t *ids)			\
+{									\
+	uint32_t x;							\
+									\
+	for (x = 0; x < m; x++) {					\
+		uint##BITS##_t v = sec[x];				\
+									\
+		state[x] = v < SEC_BASE ? (uint8_t)v :			\
+					  TAKEN_WITH_SECONDARY;		\
+		s[x].secondary = ids[v];				\
+	}								\
 }
 
-/* The 16-bit stage's words as the byte state and the slots' secondaries. */
+SINGLE_STAGE(8)
+SINGLE_STAGE(16)
+
 static void single_done(const struct walker *w, size_t n, struct xlb_slot *s,
-			uint32_t m, const uint16_t *sec, uint8_t *state,
-			uint16_t *ids)
+			uint32_t m, const void *sec, bool narrow,
+			uint8_t *state, uint16_t *ids)
 {
-	uint32_t x;
 	size_t k;
 
 	ids[FREE] = ids[SEC_TAKEN] = XLB_BACKEND_NONE;
 	for (k = 0; k < n; k++)
 		ids[SEC_BASE + k] = w[k].id;
-	for (x = 0; x < m; x++) {
-		uint16_t v = sec[x];
-
-		state[x] = v < SEC_BASE ? (uint8_t)v : TAKEN_WITH_SECONDARY;
-		s[x].secondary = ids[v];
-	}
+	if (narrow)
+		single_done8(s, m, sec, state, ids);
+	else
+		single_done16(s, m, sec, state, ids);
 }
 
 /*
@@ -381,12 +400,13 @@ static int late_start(struct late *lt, const uint8_t *state, uint32_t m)
 /*
  * Population proper: every slot gets a primary.  Turns go one probe at a
  * time until only 1/256 of the slots are free (measured at M = 65537: the
- * better of the two up to there), on the 16-bit words when sec is given,
+ * better of the two up to there), on the words when sec is given,
  * then 8 at a time, then, for the last lt->from, by distance.
  */
-static void populate(struct walker *w, size_t n, struct xlb_slot *s,
-		     uint32_t m, uint8_t *state, struct late *lt,
-		     uint16_t *sec, uint16_t *ids)
+static inline __attribute__((always_inline)) void
+populate(struct walker *w, size_t n, struct xlb_slot *s, uint32_t m,
+	 uint8_t *state, struct late *lt, void *sec, const bool narrow,
+	 uint16_t *ids)
 {
 	uint32_t filled = 0, blocks_from = m - m / 256, t;
 	uint32_t late_from = m - lt->from;
@@ -399,16 +419,21 @@ static void populate(struct walker *w, size_t n, struct xlb_slot *s,
 
 			for (t = 0; t < cur->turns; t++) {
 				if (sec && filled < blocks_from) {
-					pos = turn_single16(cur->skip,
-							    (uint16_t)(SEC_BASE + i),
-							    cur->id, pos, s, m,
-							    sec);
+					if (narrow)
+						pos = turn_single8(cur->skip,
+							(uint8_t)(SEC_BASE + i),
+							cur->id, pos, s, m, sec);
+					else
+						pos = turn_single16(cur->skip,
+							(uint16_t)(SEC_BASE + i),
+							cur->id, pos, s, m, sec);
 					if (++filled == m)
 						break;
 					continue;
 				}
 				if (sec) {
-					single_done(w, n, s, m, sec, state, ids);
+					single_done(w, n, s, m, sec, narrow,
+						    state, ids);
 					sec = NULL;
 				}
 				if (filled == late_from && lt->from >= LATE_MIN) {
@@ -429,11 +454,27 @@ static void populate(struct walker *w, size_t n, struct xlb_slot *s,
 			cur->pos = pos;
 			if (filled == m) {
 				if (sec)	/* M < 256: never left the stage */
-					single_done(w, n, s, m, sec, state, ids);
+					single_done(w, n, s, m, sec, narrow,
+						    state, ids);
 				return;
 			}
 		}
 	}
+}
+
+/* populate for each word, the choice out of its loop */
+static void populate8(struct walker *w, size_t n, struct xlb_slot *s,
+		      uint32_t m, uint8_t *state, struct late *lt, void *sec,
+		      uint16_t *ids)
+{
+	populate(w, n, s, m, state, lt, sec, true, ids);
+}
+
+static void populate16(struct walker *w, size_t n, struct xlb_slot *s,
+		       uint32_t m, uint8_t *state, struct late *lt, void *sec,
+		       uint16_t *ids)
+{
+	populate(w, n, s, m, state, lt, sec, false, ids);
 }
 
 /*
@@ -541,11 +582,15 @@ int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 	size_t wbytes = (c->n_usable * sizeof(struct walker) + 63) & ~(size_t)63;
 	struct late lt = { .from = late_slots(m) };
 	size_t padded = (m + 7) & ~(size_t)7;
-	/* 16-bit words name the walkers: all of them but the most extreme */
+	/* words name the walkers: all of them but the most extreme */
 	bool wide = c->n_usable <= UINT16_MAX - SEC_BASE;
-	size_t sbytes = wide ? ((size_t)m + c->n_usable + SEC_BASE) *
-			       sizeof(uint16_t) : 0;
-	uint16_t *sec = NULL, *ids = NULL;
+	bool narrow = c->n_usable <= UINT8_MAX - SEC_BASE;
+	size_t word = narrow ? 1 : 2;
+	size_t words = (((size_t)m * word + 1) & ~(size_t)1);	/* ids: aligned */
+	size_t sbytes = wide ? words + (c->n_usable + SEC_BASE) *
+				       sizeof(uint16_t) : 0;
+	uint16_t *ids = NULL;
+	void *sec = NULL;
 	struct walker *w;
 	uint8_t *state;
 	char *scratch;
@@ -562,15 +607,18 @@ int xlb_maglev_fill(struct xlb_build_ctx *c, struct xlb_err *err)
 	lt.dist = lt.list + lt.cap;
 	state = (uint8_t *)(lt.dist + lt.cap);
 	if (wide) {
-		sec = (uint16_t *)(state + padded);
-		ids = sec + m;
-		memset(sec, FREE, (size_t)m * sizeof(*sec));
+		sec = state + padded;
+		ids = (uint16_t *)((char *)sec + words);
+		memset(sec, FREE, (size_t)m * word);
 	} else {
 		memset(state, FREE, m);
 	}
 	memset(state + m, TAKEN_WITH_SECONDARY, padded - m);
 	walkers_init(w, c);
-	populate(w, c->n_usable, c->slots, m, state, &lt, sec, ids);
+	if (narrow)
+		populate8(w, c->n_usable, c->slots, m, state, &lt, sec, ids);
+	else
+		populate16(w, c->n_usable, c->slots, m, state, &lt, sec, ids);
 	if (c->n_usable >= 2)
 		complete_secondaries(w, c->n_usable, c->slots, m, state, &lt);
 	return 0;
