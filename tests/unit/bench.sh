@@ -56,6 +56,25 @@ check "bad --against, or it with another part than pkt, exits 2" \
 	'[[ $($BENCH --against "$tmp/none.o" pkt 2>&1 >/dev/null) == *--against* ]] &&
 	 { $BENCH --against "$tmp/none.o" pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
 	 [[ $($BENCH --against $O/xlb.bpf.o tables 2>&1 >/dev/null) == *"pkt only"* ]]'
+# ab.sh: another commit's figures beside this build's, in turn
+check "ab.sh: no commit, an unknown one or a bad --rounds exits 2 naming it" \
+	'[[ $(tools/xlb-bench/ab.sh 2>&1) == *"which commit"* ]] &&
+	 { tools/xlb-bench/ab.sh nosuchrev 2>/dev/null; [[ $? -eq 2 ]]; } &&
+	 [[ $(tools/xlb-bench/ab.sh nosuchrev 2>&1) == *nosuchrev* ]] &&
+	 [[ $(tools/xlb-bench/ab.sh --rounds 0 HEAD 2>&1) == *--rounds* ]] &&
+	 [[ $(git worktree list | grep -c xlb-ab) -eq 0 ]]'
+out=$(O=$O tools/xlb-bench/ab.sh --rounds 2 HEAD -- --runs 1 --quick tables 2>&1)
+python3 -c "
+import sys
+rows = [l.split() for l in sys.stdin.read().splitlines()
+        if l.startswith(\"tables.\")]
+assert len(rows) == 8, rows
+for name, other, this, ratio, unit in rows:
+    assert float(other) > 0 and float(this) > 0, name
+    assert abs(float(ratio) - float(this) / float(other)) < 0.01, name
+" <<<"$out" && [[ $(git worktree list | grep -c xlb-ab) -eq 0 ]]
+tap_result $? "ab.sh HEAD: every figure of both builds with their ratio, no worktree left" "$out"
+
 # stages.sh's arithmetic on fixed runs: the plain run 200 at ratio 4
 # (the test run: share 0.25), stage 1 at ratio 2, stage 2 at 1.25
 stage_rec() {
