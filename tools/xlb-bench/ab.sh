@@ -89,12 +89,14 @@ for line in open(sys.argv[1]):
         r = json.loads(rec)
     except ValueError:
         continue
-    if not isinstance(r.get("value"), (int, float)):
+    # the figure: "value", or "median" in control's records
+    v = r.get("value", r.get("median"))
+    if not isinstance(v, (int, float)) or "name" not in r:
         continue
     if r["name"] not in vals:
         vals[r["name"]] = {"this": [], "other": []}
         order.append((r["name"], r.get("unit", "")))
-    vals[r["name"]][who].append(r["value"])
+    vals[r["name"]][who].append(v)
 print("# medians over %s rounds in turn; other: %s" % (sys.argv[3], sys.argv[2]))
 print("%-36s %12s %12s %7s  unit" % ("figure", "other", "this", "ratio"))
 for name, unit in order:
@@ -102,5 +104,7 @@ for name, unit in order:
     if not o or not t:
         continue
     mo, mt = statistics.median(o), statistics.median(t)
-    print("%-36s %12.1f %12.1f %7.3f  %s" % (name, mo, mt, mt / mo if mo else float("nan"), unit))
+    f = "%12.3f" if max(mo, mt) < 100 else "%12.1f"
+    print(("%-36s " + f + " " + f + " %7.3f  %s") %
+          (name, mo, mt, mt / mo if mo else float("nan"), unit))
 EOF
