@@ -1206,12 +1206,16 @@ static void apply2(struct __test_metadata *_metadata, struct xlb_state *a,
 			TH_LOG("%s: %s", line, e.msg);
 }
 
-/* backend J of VIP V (1..3): names out of order, so adds land inside too */
-static void backend_line(char *line, size_t len, int v, int j)
+/*
+ * "backend VERB" of backend J of VIP V: names out of order, so adds land
+ * inside the VIP's backends too
+ */
+static void backend_line(char *line, size_t len, const char *verb, int v,
+			 int j)
 {
 	int a = (j * 37) % 300;
 
-	snprintf(line, len, "backend add 10.0.0.%d:80/tcp 10.1.%d.%d", v,
+	snprintf(line, len, "backend %s 10.0.0.%d:80/tcp 10.1.%d.%d", verb, v,
 		 a / 250, a % 250 + 1);
 }
 
@@ -1230,10 +1234,10 @@ TEST(reserved_room_moves_nothing_and_changes_nothing)
 	ASSERT_EQ(0, parse(KEY_LINE "vip add 10.0.0.1:80/tcp\n"
 			   "vip add 10.0.0.2:80/tcp\n", &a, &e)) TH_LOG("%s", e.msg);
 	ASSERT_EQ(0, xlb_state_copy(&b, &a));
-	ASSERT_EQ(0, xlb_state_reserve(&a, 4, 600));
+	ASSERT_EQ(0, xlb_state_reserve(&a, 600));
 	at = a.backends;
 	for (i = 0; i < 600; i++) {
-		backend_line(line, sizeof(line), i % 2 + 1, i / 2);
+		backend_line(line, sizeof(line), "add", i % 2 + 1, i / 2);
 		apply2(_metadata, &a, &b, line);
 	}
 	EXPECT_EQ(at, a.backends);
@@ -1241,7 +1245,7 @@ TEST(reserved_room_moves_nothing_and_changes_nothing)
 	EXPECT_TRUE(xlb_state_equal(&a, &b));
 	ASSERT_EQ(0, xlb_state_validate(&a, &e)) TH_LOG("%s", e.msg);
 	/* less than it has: nothing changes */
-	ASSERT_EQ(0, xlb_state_reserve(&a, 1, 10));
+	ASSERT_EQ(0, xlb_state_reserve(&a, 10));
 	EXPECT_EQ(at, a.backends);
 	EXPECT_TRUE(xlb_state_equal(&a, &b));
 
@@ -1249,7 +1253,7 @@ TEST(reserved_room_moves_nothing_and_changes_nothing)
 	xlb_state_init(&t);
 	apply2(_metadata, &t, &b, "vip add 10.0.0.3:80/tcp");
 	for (i = 0; i < 100; i++) {
-		backend_line(line, sizeof(line), 3, i);
+		backend_line(line, sizeof(line), "add", 3, i);
 		apply2(_metadata, &t, &b, line);
 	}
 	ASSERT_EQ(0, xlb_state_join(&a, &t));
@@ -1258,7 +1262,7 @@ TEST(reserved_room_moves_nothing_and_changes_nothing)
 	/* and room for what comes after it */
 	at = a.backends;
 	for (i = 100; i < 120; i++) {
-		backend_line(line, sizeof(line), 3, i);
+		backend_line(line, sizeof(line), "add", 3, i);
 		apply2(_metadata, &a, &b, line);
 	}
 	EXPECT_EQ(at, a.backends);
@@ -1288,27 +1292,25 @@ TEST(adds_alternating_between_states_find_their_own_ranges)
 	ASSERT_EQ(0, xlb_state_copy(&a1, &a));
 	ASSERT_EQ(0, xlb_state_copy(&b1, &b));
 	for (i = 0; i < 10; i++) {
-		backend_line(line, sizeof(line), 1, i);
+		backend_line(line, sizeof(line), "add", 1, i);
 		apply2(_metadata, &a, &a1, line);
 	}
 	for (i = 0; i < 200; i++) {
-		backend_line(line, sizeof(line), 2, i);
+		backend_line(line, sizeof(line), "add", 2, i);
 		apply2(_metadata, &a, NULL, line);
 		apply2(_metadata, &b, NULL, line);
 		if (i % 50 == 49) {	/* the VIP before it loses one */
-			backend_line(line, sizeof(line), 1, i / 50);
-			line[8] = 'd', line[9] = 'e', line[10] = 'l';
+			backend_line(line, sizeof(line), "del", 1, i / 50);
 			apply2(_metadata, &a, NULL, line);
 		}
 	}
 	/* the same, one state at a time */
 	for (i = 0; i < 200; i++) {
-		backend_line(line, sizeof(line), 2, i);
+		backend_line(line, sizeof(line), "add", 2, i);
 		apply2(_metadata, &a1, &b1, line);
 	}
 	for (i = 0; i < 4; i++) {
-		backend_line(line, sizeof(line), 1, i);
-		line[8] = 'd', line[9] = 'e', line[10] = 'l';
+		backend_line(line, sizeof(line), "del", 1, i);
 		apply2(_metadata, &a1, NULL, line);
 	}
 	EXPECT_EQ(206u, a.n_backends);

@@ -1583,7 +1583,7 @@ static void *parse_second_half(void *arg)
 
 	xlb_state_init(&h->s);
 	/* room for every add: no array moves while it grows (out of memory: none) */
-	xlb_state_reserve(&h->s, 0, count_lines(h->text, h->len));
+	xlb_state_reserve(&h->s, count_lines(h->text, h->len));
 	h->ret = parse_lines(&h->s, h->text, h->len, &p, adds_only, &e);
 	return NULL;
 }
@@ -1618,7 +1618,7 @@ static int parse_halves(const char *text, size_t len, struct xlb_state *out)
 		return -EAGAIN;
 	xlb_state_init(out);
 	first = (size_t)(h.text - text);
-	xlb_state_reserve(out, 0, count_lines(text, first));
+	xlb_state_reserve(out, count_lines(text, first));
 	ret = parse_lines(out, text, first, &p, NULL, &e);
 	pthread_join(th, NULL);
 	if (!ret)

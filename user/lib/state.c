@@ -230,37 +230,18 @@ int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src)
 	return 0;
 }
 
-int xlb_state_reserve(struct xlb_state *s, size_t vips, size_t backends)
+int xlb_state_reserve(struct xlb_state *s, size_t backends)
 {
-	void *v = NULL, *b = NULL;
+	void *b;
 
-	if (vips > s->cap_vips) {
-		v = arr_grow(NULL, 0, sizeof(*s->vips), vips);
-		if (!v)
-			return -ENOMEM;
-	}
-	if (backends > s->cap_backends) {
-		b = arr_grow(NULL, 0, sizeof(*s->backends), backends);
-		if (!b) {
-			free(v);
-			return -ENOMEM;
-		}
-	}
-	if (v) {
-		if (s->n_vips)
-			memcpy(v, s->vips, s->n_vips * sizeof(*s->vips));
-		free(s->vips);
-		s->vips = v;
-		s->cap_vips = vips;
-	}
-	if (b) {
-		if (s->n_backends)
-			memcpy(b, s->backends,
-			       s->n_backends * sizeof(*s->backends));
-		free(s->backends);
-		s->backends = b;
-		s->cap_backends = backends;
-	}
+	if (backends <= s->cap_backends)
+		return 0;
+	b = arr_grow(s->backends, s->n_backends, sizeof(*s->backends),
+		     backends);
+	if (!b)
+		return -ENOMEM;
+	s->backends = b;
+	s->cap_backends = backends;
 	return 0;
 }
 

@@ -163,11 +163,11 @@ void *xlb_mem_alloc(size_t len, bool zero);
 void xlb_state_free(struct xlb_state *s);
 int xlb_state_copy(struct xlb_state *dst, const struct xlb_state *src);
 /*
- * Room for at least vips VIPs and backends backends in all, so that adds
- * up to there move nothing (a reader of a large file knows about how many
- * come): 0 or -ENOMEM, s unchanged either way.
+ * Room for at least backends backends in all, so that adds up to there
+ * move nothing (a reader of a large file knows about how many come): 0 or
+ * -ENOMEM, s unchanged either way.
  */
-int xlb_state_reserve(struct xlb_state *s, size_t vips, size_t backends);
+int xlb_state_reserve(struct xlb_state *s, size_t backends);
 /*
  * tail's VIPs and backends appended to s, as if s had added them in turn,
  * when tail holds nothing else and each of its VIPs sorts after every VIP
