@@ -77,9 +77,10 @@ KSFT_HDR    := $(O)/kselftest/kselftest_harness.h
 
 LDLIBS_BPF  := $(shell pkg-config --libs libxdp libbpf 2>/dev/null || echo -lxdp -lbpf -lelf -lz)
 # everything libxlb and the programs link: BPF, JSON (control protocol),
-# HTTP (metrics), netlink (next hops); the HTTP client for etcd, libcurl,
-# is loaded by user/lib/etcd.c when a cluster first needs it
-LDLIBS_XLB  := $(LDLIBS_BPF) -ljson-c -lmicrohttpd -lmnl -lcap -lpthread -lm
+# HTTP (metrics), netlink (next hops), XXH3 (the state cache); the HTTP
+# client for etcd, libcurl, is loaded by user/lib/etcd.c when a cluster
+# first needs it
+LDLIBS_XLB  := $(LDLIBS_BPF) -ljson-c -lmicrohttpd -lmnl -lcap -lxxhash -lpthread -lm
 
 .PHONY: all deps test test-unit test-unit-asan test-bpf fuzz demo demo-cluster bench clean
 .DEFAULT_GOAL := all

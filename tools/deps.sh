@@ -19,7 +19,7 @@ set -euo pipefail
 declare -A GROUP=(
 	[build]="make gcc clang llvm pkg-config libbpf-dev bpftool libxdp-dev
 		 libelf-dev zlib1g-dev libjson-c-dev libmicrohttpd-dev libmnl-dev
-		 libcurl4-openssl-dev libcap-dev"
+		 libcurl4-openssl-dev libcap-dev libxxhash-dev"
 	[unit]="linux-source-6.1 xz-utils python3 groff-base man-db gnuplot-nox"
 	[fuzz]="libclang-rt-14-dev"
 	[bpf]="iproute2"

@@ -177,6 +177,29 @@ int xlb_state_reserve(struct xlb_state *s, size_t backends);
 int xlb_state_join(struct xlb_state *s, struct xlb_state *tail);
 bool xlb_state_equal(const struct xlb_state *a, const struct xlb_state *b);
 
+/*
+ * The state parsed from a text, kept in a file of its own (state_cache.c):
+ * xlb_state_cache_write stores s, which the caller parsed from text;
+ * xlb_state_cache_read replaces s by the stored state when the file was
+ * made from this very text and is whole, else returns a negative errno
+ * with err saying why (-ESTALE: made from another text) and leaves s as
+ * it was.  xlb_state_cache_fresh: the file was made from text.
+ */
+/*
+ * Replace path by the parts, through PATH.tmp and a rename: a crash
+ * leaves the old file or the new one.  durable: synced, the file before
+ * the rename and its folder after it, also against a crash of the
+ * machine.  0 or a negative errno.
+ */
+struct iovec;
+int xlb_file_replace(const char *path, const struct iovec *part, size_t n,
+		     bool durable);
+int xlb_state_cache_write(const char *path, const struct xlb_state *s,
+			  const char *text, size_t len, struct xlb_err *err);
+int xlb_state_cache_read(const char *path, const char *text, size_t len,
+			 struct xlb_state *s, struct xlb_err *err);
+bool xlb_state_cache_fresh(const char *path, const char *text, size_t len);
+
 /* Defaults of a new VIP / backend / health check (kind as given). */
 void xlb_vip_conf_init(struct xlb_vip_conf *v, const struct xlb_vip_key *key);
 void xlb_backend_conf_init(struct xlb_backend_conf *b,
