@@ -966,6 +966,111 @@ TEST_F(xlbd, crash_and_restart_adopt_everything_without_churn)
 	xlb_dp_close(&dp);
 }
 
+/* status's state_cache.FIELD, copied to buf ("" if absent). */
+static const char *cache_field(struct env *e, const char *field, char *buf,
+			       size_t len)
+{
+	json_object *j = ctl_json(e, "status");
+	char path[64];
+	const char *v;
+
+	snprintf(path, sizeof(path), "state_cache.%s", field);
+	v = j ? jget_str(j, path) : NULL;
+	snprintf(buf, len, "%s", v ? v : "");
+	json_object_put(j);
+	return buf;
+}
+
+/* Until the state cache is current (the bound only against a hang). */
+static bool cache_current(struct env *e)
+{
+	char st[64];
+	int i;
+
+	for (i = 0; i < 200; i++) {	/* 20 s */
+		if (!strcmp(cache_field(e, "state", st, sizeof(st)), "current"))
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+/* Flip the byte at off (from the end if negative) of path. */
+static int flip_byte(const char *path, long off)
+{
+	FILE *f = fopen(path, "r+");
+	int c;
+
+	if (!f)
+		return -1;
+	fseek(f, off, off < 0 ? SEEK_END : SEEK_SET);
+	c = fgetc(f);
+	fseek(f, off, off < 0 ? SEEK_END : SEEK_SET);
+	fputc(c ^ 0x20, f);
+	return fclose(f);
+}
+
+TEST_F(xlbd, restart_reads_the_state_cache_only_when_made_from_state_conf)
+{
+	static char save1[sizeof(out)], cache[160], conf[160], why[300];
+	FILE *f;
+
+	snprintf(cache, sizeof(cache), "%s/state.cache", self->e.dir);
+	snprintf(conf, sizeof(conf), "%s/state.conf", self->e.dir);
+	ASSERT_EQ(0, three_backends(&self->e, "algo ring")) TH_LOG("%s", out);
+	ASSERT_EQ(0, ctl(&self->e, "backend set " VIP " " BE_NET "2 weight 3 state drain"));
+	ctl(&self->e, "save");
+	snprintf(save1, sizeof(save1), "%s", out);
+	ASSERT_TRUE(cache_current(&self->e));
+
+	/* made from state.conf as it is: read instead of the text */
+	daemon_stop(&self->e, SIGKILL);
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	EXPECT_STREQ("used", cache_field(&self->e, "start", why, sizeof(why)));
+	ctl(&self->e, "save");
+	EXPECT_STREQ(save1, out);
+
+	/* damaged: refused, the text parsed, the cache made again */
+	daemon_stop(&self->e, SIGKILL);
+	ASSERT_EQ(0, flip_byte(cache, -5));
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	cache_field(&self->e, "start", why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "contents damaged")) TH_LOG("%s", why);
+	ctl(&self->e, "save");
+	EXPECT_STREQ(save1, out);
+	ASSERT_TRUE(cache_current(&self->e));
+
+	/* state.conf edited while no daemon ran: the text wins */
+	daemon_stop(&self->e, SIGTERM);
+	f = fopen(conf, "a");
+	ASSERT_NE(NULL, f);
+	fputs("backend add " VIP " " BE_NET "9\n", f);
+	fclose(f);
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	cache_field(&self->e, "start", why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "made from another state.conf")) TH_LOG("%s", why);
+	ctl(&self->e, "save");
+	EXPECT_NE(NULL, strstr(out, BE_NET "9")) TH_LOG("%s", out);
+	ASSERT_TRUE(cache_current(&self->e));
+
+	/* cut short: refused too */
+	daemon_stop(&self->e, SIGKILL);
+	ASSERT_EQ(0, truncate(cache, 100));
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	cache_field(&self->e, "start", why, sizeof(why));
+	EXPECT_EQ(0, strncmp(why, "not used: ", 10)) TH_LOG("%s", why);
+	ctl(&self->e, "save");
+	EXPECT_NE(NULL, strstr(out, BE_NET "9")) TH_LOG("%s", out);
+
+	/* a change then a stop: the stop writes it, the next start reads it */
+	ASSERT_EQ(0, ctl(&self->e, "backend del " VIP " " BE_NET "9"));
+	daemon_stop(&self->e, SIGTERM);
+	ASSERT_EQ(0, daemon_start(&self->e, NULL));
+	EXPECT_STREQ("used", cache_field(&self->e, "start", why, sizeof(why)));
+	ctl(&self->e, "save");
+	EXPECT_STREQ(save1, out);
+}
+
 /* The table's fingerprint and generation, as table show gives them. */
 static void table_record(struct env *e, char *buf, size_t len)
 {

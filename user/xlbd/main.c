@@ -253,6 +253,8 @@ static int parse_opts(struct xlbd *d, int argc, char **argv)
 		 d->o.instance);
 	snprintf(d->state_file, sizeof(d->state_file), "%s/state.conf",
 		 d->o.state_dir);
+	snprintf(d->cache_file, sizeof(d->cache_file), "%s/state.cache",
+		 d->o.state_dir);
 	snprintf(d->runtime_file, sizeof(d->runtime_file),
 		 "/run/xlb/%s.runtime.json", d->o.instance);
 	return 0;
@@ -491,7 +493,7 @@ static int initial_state(struct xlbd *d, struct xlb_state *s)
 				       d->o.config);
 		from = d->o.config;
 	} else {
-		ret = xlbd_load_file(d->state_file, s, &found, &err);
+		ret = xlbd_load_state(d, s, &found, &err);
 		from = d->state_file;
 		d->state_loaded = found;
 		if (!ret && !found) {
@@ -791,14 +793,17 @@ static int run(struct xlbd *d)
 
 	while (!d->stop) {
 		struct epoll_event ev[32];
-		int n, i;
+		int n, i, timeout;
 
 		/*
 		 * Adopted tables left to check: a turn without waiting, once
 		 * the start's first answers had their time.
 		 */
-		n = epoll_wait(epfd, ev, 32, !verifying ? 1000 :
-				  quiet_ms(d) > 0 ? quiet_ms(d) : 0);
+		timeout = !verifying ? 1000 : quiet_ms(d) > 0 ? quiet_ms(d) : 0;
+		if (xlbd_cache_wait_ms(d) >= 0 &&
+		    xlbd_cache_wait_ms(d) < timeout)
+			timeout = xlbd_cache_wait_ms(d);
+		n = epoll_wait(epfd, ev, 32, timeout);
 		if (n < 0 && errno != EINTR) {
 			log_err("epoll: %s", strerror(errno));
 			break;
@@ -857,6 +862,7 @@ static int run(struct xlbd *d)
 		pthread_mutex_unlock(&d->lock);
 		heap_huge();	/* the heap grew: the new part too */
 		xlbd_checker_kick(d);	/* checks may have changed */
+		xlbd_cache_tick(d);
 	}
 	xlbd_control_close(d);
 	close(bfd);
@@ -980,6 +986,7 @@ int main(int argc, char **argv)
 
 	ret = run(&d);
 	xlbd_save_wait(&d);		/* a save under way ends first */
+	xlbd_cache_stop(&d);
 
 	xlbd_checker_stop(&d);
 	xlbd_cluster_stop(&d);

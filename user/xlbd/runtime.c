@@ -7,6 +7,9 @@
  *    fsync, rename, fsync of the folder, so a crash leaves the old file or
  *    the new one.  Loaded at start, so runtime changes survive restarts and
  *    reboots.
+ *  - The state cache, STATE_DIR/state.cache: state.conf as parsed, which
+ *    a start reads instead of the text when it was made from the same
+ *    bytes (below).
  *  - The runtime file, /run/xlb/INSTANCE.runtime.json: per VIP the table
  *    generation and when it last changed, per backend its health when
  *    known.  Replaced by a rename, not synced to disk: it lives
@@ -15,13 +18,13 @@
  *    instead of putting them back until their checks fail again.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -29,52 +32,12 @@
 #include "config.h"
 #include "xlbd.h"
 
-/*
- * Replace path by data: a crash of xlbd leaves the old file or the new one.
- * Durable (fsync of the file before the rename, of the folder after it)
- * also against a crash of the machine.
- */
 static int write_atomic(const char *path, const char *data, size_t len,
 			bool durable)
 {
-	char tmp[600], dir[600];
-	int fd, ret = 0;
-	ssize_t w;
-	size_t off = 0;
+	struct iovec v = { (void *)data, len };
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	while (off < len) {
-		w = write(fd, data + off, len - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		off += (size_t)w;
-	}
-	if (!ret && durable && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		unlink(tmp);
-		return ret;
-	}
-	if (!durable)
-		return 0;
-	snprintf(dir, sizeof(dir), "%s", path);
-	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	return 0;
+	return xlb_file_replace(path, &v, 1, durable);
 }
 
 static void *save_thread(void *arg)
@@ -134,6 +97,8 @@ int xlbd_save_wait(struct xlbd *d)
 	if (ret)
 		log_err("cannot save the configuration to %s: %s",
 			d->state_file, strerror(-ret));
+	else
+		xlbd_cache_due(d);
 	return ret;
 }
 
@@ -143,14 +108,15 @@ int xlbd_save_state(struct xlbd *d)
 	return d->saver.text ? xlbd_save_wait(d) : d->saver.ret;
 }
 
-int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
-		   struct xlb_err *err)
+/* path's text into *buf (freed by the caller), *found = false if none. */
+static int read_text(const char *path, char **buf, size_t *len, bool *found,
+		     struct xlb_err *err)
 {
 	FILE *f = fopen(path, "re");
-	char *buf;
 	size_t n;
 	int ret;
 
+	*buf = NULL;
 	*found = f != NULL;
 	if (!f) {
 		if (errno == ENOENT)
@@ -158,26 +124,201 @@ int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
 		return xlb_errf(err, errno, "cannot open %s: %s", path,
 				strerror(errno));
 	}
-	buf = xlb_mem_alloc(XLB_FILE_MAX + 1, false);
-	if (!buf) {
+	*buf = xlb_mem_alloc(XLB_FILE_MAX + 1, false);
+	if (!*buf) {
 		fclose(f);
 		return xlb_errf(err, ENOMEM, "out of memory");
 	}
-	n = fread(buf, 1, XLB_FILE_MAX + 1, f);
+	n = fread(*buf, 1, XLB_FILE_MAX + 1, f);
 	ret = ferror(f) ? -EIO : 0;
 	fclose(f);
 	if (ret) {
-		free(buf);
+		free(*buf);
+		*buf = NULL;
 		return xlb_errf(err, EIO, "cannot read %s", path);
 	}
 	if (n > XLB_FILE_MAX) {
-		free(buf);
+		free(*buf);
+		*buf = NULL;
 		return xlb_errf(err, EFBIG, "%s: larger than %u bytes", path,
 				XLB_FILE_MAX);
 	}
+	*len = n;
+	return 0;
+}
+
+int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
+		   struct xlb_err *err)
+{
+	char *buf;
+	size_t n;
+	int ret = read_text(path, &buf, &n, found, err);
+
+	if (ret || !*found)
+		return ret;
 	ret = xlb_config_parse(buf, n, path, s, err);
 	free(buf);
 	return ret;
+}
+
+/*
+ * The state cache (STATE_DIR/state.cache, user/lib/state_cache.c): the
+ * saved state as parsed.  A start reads it instead of parsing state.conf
+ * when it was made from the same bytes.  It is written on a thread of
+ * its own once the saved state has not changed for XLBD_CACHE_DELAY_MS
+ * (a burst of changes writes it once, and a start's first answers come
+ * first), from state.conf parsed again as it is on disk: the cache holds
+ * exactly what a start would parse, whatever wrote the file.
+ */
+#define XLBD_CACHE_DELAY_MS	500
+
+int xlbd_load_state(struct xlbd *d, struct xlb_state *s, bool *found,
+		    struct xlb_err *err)
+{
+	struct xlb_err why = { "" };
+	char *buf;
+	size_t n;
+	int ret = read_text(d->state_file, &buf, &n, found, err);
+
+	if (ret || !*found)
+		return ret;
+	if (!xlb_state_cache_read(d->cache_file, buf, n, s, &why)) {
+		snprintf(d->cacher.start, sizeof(d->cacher.start), "used");
+		d->cacher.state = XLBD_CACHE_CURRENT;
+		free(buf);
+		return 0;
+	}
+	snprintf(d->cacher.start, sizeof(d->cacher.start), "not used: %s",
+		 why.msg);
+	log_info("state cache not used: %s", why.msg);
+	ret = xlb_config_parse(buf, n, d->state_file, s, err);
+	free(buf);
+	if (!ret)
+		xlbd_cache_due(d);
+	return ret;
+}
+
+void xlbd_cache_due(struct xlbd *d)
+{
+	d->cacher.due = xlbd_now() + XLBD_CACHE_DELAY_MS / 1e3;
+	if (d->cacher.state != XLBD_CACHE_WRITING)
+		d->cacher.state = XLBD_CACHE_PENDING;
+	d->cacher.want = true;
+}
+
+/* state.conf as it is parsed into the cache, unless it is current */
+static void cache_work(struct xlbd *d)
+{
+	struct xlb_err err = { "" };
+	struct xlb_state s;
+	bool found;
+	char *buf;
+	size_t n;
+	int ret;
+
+	ret = read_text(d->state_file, &buf, &n, &found, &err);
+	if (!ret && !found)
+		ret = xlb_errf(&err, ENOENT, "no %s", d->state_file);
+	if (!ret && !xlb_state_cache_fresh(d->cache_file, buf, n)) {
+		xlb_state_init(&s);
+		ret = xlb_config_parse(buf, n, d->state_file, &s, &err);
+		if (!ret)
+			ret = xlb_state_cache_write(d->cache_file, &s, buf, n,
+						    &err);
+		xlb_state_free(&s);
+	}
+	free(buf);
+	snprintf(d->cacher.error, sizeof(d->cacher.error), "%s",
+		 ret ? err.msg : "");
+}
+
+static void *cache_thread(void *arg)
+{
+	struct xlbd *d = arg;
+
+	xlbd_privs_saver();	/* a file of root's: no capability needed */
+	cache_work(d);
+	atomic_store(&d->cacher.done, true);
+	return NULL;
+}
+
+/* The work's outcome, once it is over. */
+static void cache_account(struct xlbd *d)
+{
+	if (d->cacher.error[0])
+		log_warn("cannot write the state cache: %s", d->cacher.error);
+	if (d->cacher.want)
+		d->cacher.state = XLBD_CACHE_PENDING;	/* saved again since */
+	else
+		d->cacher.state = d->cacher.error[0] ? XLBD_CACHE_FAILED :
+						       XLBD_CACHE_CURRENT;
+}
+
+static void cache_join(struct xlbd *d)
+{
+	if (!d->cacher.running)
+		return;
+	pthread_join(d->cacher.th, NULL);
+	d->cacher.running = false;
+	cache_account(d);
+}
+
+int xlbd_cache_wait_ms(const struct xlbd *d)
+{
+	double left;
+
+	if (d->cacher.running)
+		return atomic_load(&d->cacher.done) ? 0 : 100;
+	if (!d->cacher.want)
+		return -1;
+	left = (d->cacher.due - xlbd_now()) * 1e3;
+	return left > 0 ? (int)left + 1 : 0;
+}
+
+void xlbd_cache_tick(struct xlbd *d)
+{
+	if (d->cacher.running && atomic_load(&d->cacher.done))
+		cache_join(d);
+	if (d->cacher.running || !d->cacher.want ||
+	    xlbd_now() < d->cacher.due)
+		return;
+	d->cacher.want = false;
+	atomic_store(&d->cacher.done, false);
+	d->cacher.running = !pthread_create(&d->cacher.th, NULL, cache_thread,
+					    d);
+	if (!d->cacher.running) {
+		log_warn("cannot write the state cache: no thread");
+		d->cacher.state = XLBD_CACHE_FAILED;
+		return;
+	}
+	d->cacher.state = XLBD_CACHE_WRITING;
+}
+
+/*
+ * A stop writes what is due at once: the next start, most often a
+ * restart, finds it current.
+ */
+void xlbd_cache_stop(struct xlbd *d)
+{
+	cache_join(d);
+	if (!d->cacher.want)
+		return;
+	d->cacher.want = false;
+	cache_work(d);
+	cache_account(d);
+}
+
+const char *xlbd_cache_state(const struct xlbd *d)
+{
+	static const char *const names[] = {
+		[XLBD_CACHE_NONE] = "none",
+		[XLBD_CACHE_PENDING] = "pending",
+		[XLBD_CACHE_WRITING] = "writing",
+		[XLBD_CACHE_CURRENT] = "current",
+		[XLBD_CACHE_FAILED] = "failed",
+	};
+
+	return names[d->cacher.state];
 }
 
 const char *xlbd_backend_key(const struct xlb_backend_conf *b, char *out,

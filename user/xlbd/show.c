@@ -176,6 +176,20 @@ static json_object *start_json(const struct xlbd *d)
 	return o;
 }
 
+/* The state cache: its file, whether it is current, what the start did. */
+static json_object *cache_json(const struct xlbd *d)
+{
+	json_object *o = json_object_new_object();
+
+	jadd(o, "file", jstr(d->cache_file));
+	jadd(o, "state", jstr(xlbd_cache_state(d)));
+	if (d->cacher.error[0])
+		jadd(o, "error", jstr(d->cacher.error));
+	jadd(o, "start", jstr(d->cacher.start[0] ? d->cacher.start :
+			      "no state.conf"));
+	return o;
+}
+
 /* VIPs whose last table publication failed (retried every tick). */
 static size_t tables_failing(const struct xlbd *d)
 {
@@ -198,6 +212,7 @@ json_object *xlbd_show_status(struct xlbd *d)
 	jadd(r, "generation", jint(d->generation));
 	jadd(r, "config_file", jstr(d->o.config));
 	jadd(r, "state_file", jstr(d->state_file));
+	jadd(r, "state_cache", cache_json(d));
 	jadd(r, "pin_dir", jstr(d->pin_dir));
 	jadd(r, "adopted", jbool(d->adopted));
 	jadd(r, "tables_unverified", jint(xlbd_tables_unverified(d)));

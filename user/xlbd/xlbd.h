@@ -240,6 +240,23 @@ struct xlbd {
 		char *text;
 		int ret;
 	} saver;
+	struct {			/* runtime.c: the state cache */
+		pthread_t th;
+		bool running;
+		_Atomic bool done;	/* the thread's work is over */
+		bool want;		/* to write once due */
+		double due;		/* unix seconds */
+		enum {
+			XLBD_CACHE_NONE,	/* nothing saved yet */
+			XLBD_CACHE_PENDING,
+			XLBD_CACHE_WRITING,
+			XLBD_CACHE_CURRENT,	/* made from state.conf */
+			XLBD_CACHE_FAILED,
+		} state;
+		char error[256];	/* the last write's, "" if none */
+		char start[300];	/* "used", or why the start parsed */
+	} cacher;
+	char cache_file[512];
 	bool lenient_links;		/* start: a link that cannot be
 					 * attached is retried, not fatal */
 	bool stop;			/* leave the loop */
@@ -353,6 +370,20 @@ void xlbd_save_begin(struct xlbd *d);
 int xlbd_save_wait(struct xlbd *d);
 int xlbd_load_file(const char *path, struct xlb_state *s, bool *found,
 		   struct xlb_err *err);
+/*
+ * state.conf, from the state cache when it was made from the file as it
+ * is (d->cacher.start says whether it was used, and why not).
+ */
+int xlbd_load_state(struct xlbd *d, struct xlb_state *s, bool *found,
+		    struct xlb_err *err);
+/* The state cache: write it once the saved state has rested. */
+void xlbd_cache_due(struct xlbd *d);
+/* ms until the loop should call xlbd_cache_tick, -1: nothing to do */
+int xlbd_cache_wait_ms(const struct xlbd *d);
+void xlbd_cache_tick(struct xlbd *d);
+void xlbd_cache_stop(struct xlbd *d);
+/* none, pending, writing, current or failed */
+const char *xlbd_cache_state(const struct xlbd *d);
 void xlbd_runtime_save(struct xlbd *d);
 /* Generations, fingerprints and health of the previous daemon. */
 void xlbd_runtime_load(struct xlbd *d);
