@@ -65,10 +65,17 @@ struct walker {
 	uint16_t id;
 };
 
+/*
+ * (a + b) mod m for a, b < m <= 2^31.  Both candidates come from a at
+ * once (b - m is a loop's constant) and the sign of the second picks:
+ * two cycles from a to the result, where add, compare and select took
+ * three, and a walk's probes are a chain of these.
+ */
 static inline uint32_t addmod(uint32_t a, uint32_t b, uint32_t m)
 {
-	a += b;
-	return a >= m ? a - m : a;
+	uint32_t t = a + b, u = a + (b - m);
+
+	return (int32_t)u < 0 ? t : u;
 }
 
 static void walkers_init(struct walker *w, const struct xlb_build_ctx *c)
