@@ -1013,7 +1013,9 @@ static int flip_byte(const char *path, long off)
 TEST_F(xlbd, restart_reads_the_state_cache_only_when_made_from_state_conf)
 {
 	static char save1[sizeof(out)], cache[160], conf[160], why[300];
+	char tmp[200], st[64];
 	FILE *f;
+	int i;
 
 	snprintf(cache, sizeof(cache), "%s/state.cache", self->e.dir);
 	snprintf(conf, sizeof(conf), "%s/state.conf", self->e.dir);
@@ -1067,6 +1069,22 @@ TEST_F(xlbd, restart_reads_the_state_cache_only_when_made_from_state_conf)
 	daemon_stop(&self->e, SIGTERM);
 	ASSERT_EQ(0, daemon_start(&self->e, NULL));
 	EXPECT_STREQ("used", cache_field(&self->e, "start", why, sizeof(why)));
+	ctl(&self->e, "save");
+	EXPECT_STREQ(save1, out);
+
+	/* a cache that cannot be written: said, and the change stands */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", cache);
+	ASSERT_EQ(0, mkdir(tmp, 0700));
+	ASSERT_EQ(0, ctl(&self->e, "backend set " VIP " " BE_NET "3 weight 2")) TH_LOG("%s", out);
+	for (i = 0; i < 200 && strcmp(cache_field(&self->e, "state", st,
+						   sizeof(st)), "failed"); i++)
+		usleep(100000);
+	EXPECT_STREQ("failed", st);
+	cache_field(&self->e, "error", why, sizeof(why));
+	EXPECT_NE(NULL, strstr(why, "cannot write")) TH_LOG("%s", why);
+	rmdir(tmp);
+	ASSERT_EQ(0, ctl(&self->e, "backend set " VIP " " BE_NET "3 weight 1"));
+	EXPECT_TRUE(cache_current(&self->e));
 	ctl(&self->e, "save");
 	EXPECT_STREQ(save1, out);
 }

@@ -228,7 +228,7 @@ static void cache_work(struct xlbd *d)
 		xlb_state_free(&s);
 	}
 	free(buf);
-	snprintf(d->cacher.error, sizeof(d->cacher.error), "%s",
+	snprintf(d->cacher.work_error, sizeof(d->cacher.work_error), "%s",
 		 ret ? err.msg : "");
 }
 
@@ -245,6 +245,7 @@ static void *cache_thread(void *arg)
 /* The work's outcome, once it is over. */
 static void cache_account(struct xlbd *d)
 {
+	memcpy(d->cacher.error, d->cacher.work_error, sizeof(d->cacher.error));
 	if (d->cacher.error[0])
 		log_warn("cannot write the state cache: %s", d->cacher.error);
 	if (d->cacher.want)

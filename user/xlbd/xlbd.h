@@ -254,6 +254,7 @@ struct xlbd {
 			XLBD_CACHE_FAILED,
 		} state;
 		char error[256];	/* the last write's, "" if none */
+		char work_error[256];	/* the thread's, until joined */
 		char start[300];	/* "used", or why the start parsed */
 	} cacher;
 	char cache_file[512];
