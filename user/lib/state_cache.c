@@ -72,6 +72,38 @@ static uint64_t head_hash(const struct cache_head *h)
 	return XXH3_64bits(h, offsetof(struct cache_head, head_hash));
 }
 
+/* What follows the header, in the file's order: global, links, VIPs, backends. */
+#define PARTS	4
+
+static void state_parts(const struct xlb_state *s, struct iovec *part)
+{
+	part[0] = (struct iovec){ (void *)&s->global, sizeof(s->global) };
+	part[1] = (struct iovec){ s->links, s->n_links * sizeof(*s->links) };
+	part[2] = (struct iovec){ s->vips, s->n_vips * sizeof(*s->vips) };
+	part[3] = (struct iovec){ s->backends,
+				  s->n_backends * sizeof(*s->backends) };
+}
+
+/* XXH3 of the parts; 0 and ok false when out of memory. */
+static uint64_t parts_hash(const struct iovec *part, bool *ok)
+{
+	XXH3_state_t *x = XXH3_createState();
+	uint64_t h;
+	size_t i;
+
+	*ok = x != NULL;
+	if (!x)
+		return 0;
+	XXH3_64bits_reset(x);
+	for (i = 0; i < PARTS; i++)
+		if (part[i].iov_len)
+			XXH3_64bits_update(x, part[i].iov_base,
+					   part[i].iov_len);
+	h = XXH3_64bits_digest(x);
+	XXH3_freeState(x);
+	return h;
+}
+
 static int write_all(int fd, const void *p, size_t len)
 {
 	const char *c = p;
@@ -128,37 +160,23 @@ int xlb_file_replace(const char *path, const struct iovec *part, size_t n,
 int xlb_state_cache_write(const char *path, const struct xlb_state *s,
 			  const char *text, size_t len, struct xlb_err *err)
 {
-	struct iovec part[] = {
-		{ NULL, 0 },	/* the header */
-		{ (void *)&s->global, sizeof(s->global) },
-		{ s->links, s->n_links * sizeof(*s->links) },
-		{ s->vips, s->n_vips * sizeof(*s->vips) },
-		{ s->backends, s->n_backends * sizeof(*s->backends) },
-	};
-	XXH3_state_t *x = XXH3_createState();
+	struct iovec part[1 + PARTS];
 	struct cache_head h;
-	size_t i;
+	bool ok;
 	int ret;
 
-	if (!x)
-		return xlb_errf(err, ENOMEM, "out of memory");
 	head_fill(&h, text, len);
 	h.n_links = s->n_links;
 	h.n_vips = s->n_vips;
 	h.n_backends = s->n_backends;
-	XXH3_64bits_reset(x);
-	for (i = 1; i < sizeof(part) / sizeof(part[0]); i++)
-		if (part[i].iov_len)
-			XXH3_64bits_update(x, part[i].iov_base,
-					   part[i].iov_len);
-	h.payload_hash = XXH3_64bits_digest(x);
-	XXH3_freeState(x);
+	state_parts(s, part + 1);
+	h.payload_hash = parts_hash(part + 1, &ok);
+	if (!ok)
+		return xlb_errf(err, ENOMEM, "out of memory");
 	h.head_hash = head_hash(&h);
-	part[0].iov_base = &h;
-	part[0].iov_len = sizeof(h);
+	part[0] = (struct iovec){ &h, sizeof(h) };
 	/* not synced: a file lost or torn by a crash is refused */
-	ret = xlb_file_replace(path, part, sizeof(part) / sizeof(part[0]),
-			       false);
+	ret = xlb_file_replace(path, part, 1 + PARTS, false);
 	if (ret)
 		return xlb_errf(err, -ret, "cannot write %s: %s", path,
 				strerror(-ret));
@@ -232,11 +250,12 @@ bool xlb_state_cache_fresh(const char *path, const char *text, size_t len)
 int xlb_state_cache_read(const char *path, const char *text, size_t len,
 			 struct xlb_state *s, struct xlb_err *err)
 {
+	struct iovec part[PARTS];
 	struct xlb_state n;
 	struct cache_head h;
 	struct stat st;
-	XXH3_state_t *x = NULL;
-	size_t bl, bv, bb;
+	size_t bl, bv, bb, i;
+	bool ok;
 	int fd, ret;
 
 	xlb_state_init(&n);
@@ -269,43 +288,31 @@ int xlb_state_cache_read(const char *path, const char *text, size_t len,
 	n.links = bl ? xlb_mem_alloc(bl, false) : NULL;
 	n.vips = bv ? xlb_mem_alloc(bv, false) : NULL;
 	n.backends = bb ? xlb_mem_alloc(bb, false) : NULL;
-	x = XXH3_createState();
-	if ((bl && !n.links) || (bv && !n.vips) || (bb && !n.backends) || !x) {
+	if ((bl && !n.links) || (bv && !n.vips) || (bb && !n.backends)) {
 		ret = xlb_errf(err, ENOMEM, "out of memory");
 		goto out;
 	}
 	n.n_links = n.cap_links = h.n_links;
 	n.n_vips = n.cap_vips = h.n_vips;
 	n.n_backends = n.cap_backends = h.n_backends;
-	ret = read_all(fd, &n.global, sizeof(n.global));
-	if (!ret && bl)
-		ret = read_all(fd, n.links, bl);
-	if (!ret && bv)
-		ret = read_all(fd, n.vips, bv);
-	if (!ret && bb)
-		ret = read_all(fd, n.backends, bb);
+	state_parts(&n, part);
+	for (i = 0; !ret && i < PARTS; i++)
+		if (part[i].iov_len)
+			ret = read_all(fd, part[i].iov_base, part[i].iov_len);
 	if (ret) {
 		ret = xlb_errf(err, -ret, "cannot read %s: %s", path,
 			       ret == -ENODATA ? "cut short" : strerror(-ret));
 		goto out;
 	}
-	XXH3_64bits_reset(x);
-	XXH3_64bits_update(x, &n.global, sizeof(n.global));
-	if (bl)
-		XXH3_64bits_update(x, n.links, bl);
-	if (bv)
-		XXH3_64bits_update(x, n.vips, bv);
-	if (bb)
-		XXH3_64bits_update(x, n.backends, bb);
-	if (XXH3_64bits_digest(x) != h.payload_hash) {
-		ret = xlb_errf(err, EBADMSG, "%s: contents damaged", path);
+	if (parts_hash(part, &ok) != h.payload_hash || !ok) {
+		ret = ok ? xlb_errf(err, EBADMSG, "%s: contents damaged", path) :
+			   xlb_errf(err, ENOMEM, "out of memory");
 		goto out;
 	}
 	xlb_state_free(s);
 	*s = n;
 	xlb_state_init(&n);
 out:
-	XXH3_freeState(x);
 	xlb_state_free(&n);
 	close(fd);
 	return ret;

@@ -793,16 +793,16 @@ static int run(struct xlbd *d)
 
 	while (!d->stop) {
 		struct epoll_event ev[32];
-		int n, i, timeout;
+		int n, i, timeout, cache_ms;
 
 		/*
 		 * Adopted tables left to check: a turn without waiting, once
 		 * the start's first answers had their time.
 		 */
 		timeout = !verifying ? 1000 : quiet_ms(d) > 0 ? quiet_ms(d) : 0;
-		if (xlbd_cache_wait_ms(d) >= 0 &&
-		    xlbd_cache_wait_ms(d) < timeout)
-			timeout = xlbd_cache_wait_ms(d);
+		cache_ms = xlbd_cache_wait_ms(d);
+		if (cache_ms >= 0 && cache_ms < timeout)
+			timeout = cache_ms;
 		n = epoll_wait(epfd, ev, 32, timeout);
 		if (n < 0 && errno != EINTR) {
 			log_err("epoll: %s", strerror(errno));
