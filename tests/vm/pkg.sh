@@ -149,6 +149,11 @@ guest() {
 		test '$pid2' -gt 0 && test '$pid2' != '$pid' &&
 		test \"\$(find /sys/fs/bpf -mindepth 1 | sort)\" = '$pins' &&
 		test \"\$(xlbctl save)\" = '$saved'"
+	# the stop wrote the state cache, the start read it, as the unit runs
+	check "the restarted xlbd read its state cache (xlbd.8, FILES)" sh -c '
+		xlbctl -j status | tr -d " \n" |
+			grep -q "\"state_cache\":{[^}]*\"start\":\"used\"" ||
+			{ xlbctl -j status | grep -A5 state_cache; exit 1; }'
 
 	# --- upgrade -------------------------------------------------------------
 	echo "# boot to here: $(cut -d' ' -f1 /proc/uptime) s"
