@@ -189,6 +189,18 @@ static void single_done(const struct walker *w, size_t n, struct xlb_slot *s,
 		single_done16(s, m, sec, state, ids);
 }
 
+/* A turn of the first stage, on the words of either size. */
+static inline __attribute__((always_inline)) uint32_t
+turn_words(const struct walker *cur, size_t i, uint32_t pos,
+	   struct xlb_slot *s, uint32_t m, void *sec, const bool narrow)
+{
+	if (narrow)
+		return turn_single8(cur->skip, (uint8_t)(SEC_BASE + i),
+				    cur->id, pos, s, m, sec);
+	return turn_single16(cur->skip, (uint16_t)(SEC_BASE + i), cur->id,
+			     pos, s, m, sec);
+}
+
 /*
  * One turn, 8 probes at a time: late in the population a turn passes
  * hundreds of slots that are done.  The 8 states, loaded independently,
@@ -417,8 +429,29 @@ populate(struct walker *w, size_t n, struct xlb_slot *s, uint32_t m,
 {
 	uint32_t filled = 0, blocks_from = m - m / 256, t;
 	uint32_t late_from = m - lt->from;
+	uint64_t round = 0;
 	size_t i;
 
+	/*
+	 * Whole rounds of the first stage in a loop of their own, with no
+	 * check of the stage's end or the table's at every turn (measured:
+	 * a tenth of the build at M = 65537, N = 100); the loop below takes
+	 * the rounds from where it ends, before the stage does.
+	 */
+	for (i = 0; sec && i < n; i++)
+		round += w[i].turns;
+	while (sec && filled + round < blocks_from) {
+		for (i = 0; i < n; i++) {
+			struct walker *cur = &w[i];
+			uint32_t pos = cur->pos;
+
+			for (t = 0; t < cur->turns; t++)
+				pos = turn_words(cur, i, pos, s, m, sec,
+						 narrow);
+			cur->pos = pos;
+		}
+		filled += (uint32_t)round;
+	}
 	for (;;) {
 		for (i = 0; i < n; i++) {
 			struct walker *cur = &w[i];
@@ -426,14 +459,8 @@ populate(struct walker *w, size_t n, struct xlb_slot *s, uint32_t m,
 
 			for (t = 0; t < cur->turns; t++) {
 				if (sec && filled < blocks_from) {
-					if (narrow)
-						pos = turn_single8(cur->skip,
-							(uint8_t)(SEC_BASE + i),
-							cur->id, pos, s, m, sec);
-					else
-						pos = turn_single16(cur->skip,
-							(uint16_t)(SEC_BASE + i),
-							cur->id, pos, s, m, sec);
+					pos = turn_words(cur, i, pos, s, m, sec,
+							 narrow);
 					if (++filled == m)
 						break;
 					continue;
