@@ -41,7 +41,9 @@
  *   word per slot (a byte up to 253 backends, else 16 bits) that holds both
  *   the state and the secondary (as the walker's index): most probes are
  *   made here, and each touches one array instead of two; the words become
- *   the byte state and the slots' secondaries when the stage ends;
+ *   the byte state and the slots' secondaries when the stage ends; while
+ *   at most half the slots are taken, a turn looks at two slots at once
+ *   and branches only when both are taken;
  * - then 8 probes at a time: 8 independent loads packed into one word,
  *   whose bytes say at a glance whether any of them needs something (late
  *   in the population almost none do) and, if so, which is the first free
@@ -155,6 +157,34 @@ static inline uint32_t turn_single##BITS(uint32_t skip, uint##BITS##_t me, \
 	return addmod(pos, skip, m);					\
 }									\
 									\
+/*									\
+ * The same turn while at most half the slots are taken: the next two	\
+ * slots at once, with a branch only when both are taken.  Which of the	\
+ * two is claimed is computed, not branched on: that branch went the	\
+ * unpredicted way as often as a slot was taken.				\
+ */									\
+static inline uint32_t turn_two##BITS(uint32_t skip, uint##BITS##_t me,	\
+				      uint16_t id, uint32_t pos,	\
+				      struct xlb_slot *s, uint32_t m,	\
+				      uint##BITS##_t *sec)		\
+{									\
+	uint32_t p1 = addmod(pos, skip, m), v0 = sec[pos], v1 = sec[p1];	\
+	uint32_t first, mark;						\
+									\
+	/* both taken: neither word is 0, so neither word - 1 is negative */ \
+	if (__builtin_expect((int32_t)((v0 - 1) | (v1 - 1)) >= 0, 0)) {	\
+		sec[pos] = v0 == SEC_TAKEN ? me : v0;			\
+		return turn_single##BITS(skip, me, id, p1, s, m, sec);	\
+	}								\
+	first = 0u - ((v0 - 1) >> 31);	/* all ones if pos is free */	\
+	mark = v0 == SEC_TAKEN ? me : v0;				\
+	sec[pos] = (uint##BITS##_t)((mark & ~first) | (SEC_TAKEN & first)); \
+	sec[p1] = (uint##BITS##_t)((v1 & first) | (SEC_TAKEN & ~first)); \
+	pos = p1 ^ ((pos ^ p1) & first);				\
+	s[pos].primary = id;						\
+	return addmod(pos, skip, m);					\
+}									\
+									\
 /* the stage's words as the byte state and the slots' secondaries */	\
 static void single_done##BITS(struct xlb_slot *s, uint32_t m,		\
 			      const uint##BITS##_t *sec, uint8_t *state, \
@@ -192,11 +222,18 @@ static void single_done(const struct walker *w, size_t n, struct xlb_slot *s,
 /* A turn of the first stage, on the words of either size. */
 static inline __attribute__((always_inline)) uint32_t
 turn_words(const struct walker *cur, size_t i, uint32_t pos,
-	   struct xlb_slot *s, uint32_t m, void *sec, const bool narrow)
+	   struct xlb_slot *s, uint32_t m, void *sec, const bool narrow,
+	   const bool two)
 {
+	if (narrow && two)
+		return turn_two8(cur->skip, (uint8_t)(SEC_BASE + i),
+				 cur->id, pos, s, m, sec);
 	if (narrow)
 		return turn_single8(cur->skip, (uint8_t)(SEC_BASE + i),
 				    cur->id, pos, s, m, sec);
+	if (two)
+		return turn_two16(cur->skip, (uint16_t)(SEC_BASE + i),
+				  cur->id, pos, s, m, sec);
 	return turn_single16(cur->skip, (uint16_t)(SEC_BASE + i), cur->id,
 			     pos, s, m, sec);
 }
@@ -417,6 +454,33 @@ static int late_start(struct late *lt, const uint8_t *state, uint32_t m)
 }
 
 /*
+ * Whole rounds of the first stage, in a loop of their own with no check
+ * of the stage's end or the table's at every turn (measured: a tenth of
+ * the build at M = 65537, N = 100), while a round leaves at most until
+ * slots taken.  Returns the slots taken.
+ */
+static inline __attribute__((always_inline)) uint32_t
+rounds(struct walker *w, size_t n, struct xlb_slot *s, uint32_t m, void *sec,
+       const bool narrow, const bool two, uint32_t filled, uint64_t round,
+       uint32_t until)
+{
+	uint32_t t;
+	size_t i;
+
+	for (; filled + round <= until; filled += (uint32_t)round)
+		for (i = 0; i < n; i++) {
+			struct walker *cur = &w[i];
+			uint32_t pos = cur->pos;
+
+			for (t = 0; t < cur->turns; t++)
+				pos = turn_words(cur, i, pos, s, m, sec,
+						 narrow, two);
+			cur->pos = pos;
+		}
+	return filled;
+}
+
+/*
  * Population proper: every slot gets a primary.  Turns go one probe at a
  * time until only 1/256 of the slots are free (measured at M = 65537: the
  * better of the two up to there), on the words when sec is given,
@@ -432,25 +496,13 @@ populate(struct walker *w, size_t n, struct xlb_slot *s, uint32_t m,
 	uint64_t round = 0;
 	size_t i;
 
-	/*
-	 * Whole rounds of the first stage in a loop of their own, with no
-	 * check of the stage's end or the table's at every turn (measured:
-	 * a tenth of the build at M = 65537, N = 100); the loop below takes
-	 * the rounds from where it ends, before the stage does.
-	 */
+	/* whole rounds first, the table at most half full, then the rest */
 	for (i = 0; sec && i < n; i++)
 		round += w[i].turns;
-	while (sec && filled + round < blocks_from) {
-		for (i = 0; i < n; i++) {
-			struct walker *cur = &w[i];
-			uint32_t pos = cur->pos;
-
-			for (t = 0; t < cur->turns; t++)
-				pos = turn_words(cur, i, pos, s, m, sec,
-						 narrow);
-			cur->pos = pos;
-		}
-		filled += (uint32_t)round;
+	if (sec) {
+		filled = rounds(w, n, s, m, sec, narrow, true, 0, round, m / 2);
+		filled = rounds(w, n, s, m, sec, narrow, false, filled, round,
+				blocks_from - 1);
 	}
 	for (;;) {
 		for (i = 0; i < n; i++) {
@@ -460,7 +512,7 @@ populate(struct walker *w, size_t n, struct xlb_slot *s, uint32_t m,
 			for (t = 0; t < cur->turns; t++) {
 				if (sec && filled < blocks_from) {
 					pos = turn_words(cur, i, pos, s, m, sec,
-							 narrow);
+							 narrow, false);
 					if (++filled == m)
 						break;
 					continue;
