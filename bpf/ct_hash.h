@@ -64,7 +64,8 @@ static __always_inline __u32 xlb_ct_bucket(__u64 h, __u32 buckets)
 
 /*
  * The check of an entry: index hash of its flow with its two value words
- * (epoch | hash << 32, and backend | vip << 16), never 0.
+ * (epoch | hash << 32, and backend | vip << 16), odd: never 0 (free)
+ * nor XLB_CT_CHECK_BUSY (structs.h).
  */
 static __always_inline __u32 xlb_ct_check(__u64 h, __u64 v0, __u32 v1)
 {

@@ -408,13 +408,22 @@ static __always_inline __u32 xlb_member_bucket(__u32 vip, __u32 backend,
  *
  * Entries are written without a lock, by several CPUs at once at worst.
  * `check` makes that safe: it is the index hash of the flow mixed with
- * the entry's value words (xlb_ct_check), never 0, and it is written
- * last, after a zero written first.  A reader that sees a flow match
- * recomputes it from what it read; a torn entry (half of one writer, half
- * of another, or a value from before the key) does not check and counts
- * as a miss: the flow is picked from the table again and re-inserted.
- * check == 0: a free way.  One entry is one cache line.
+ * the entry's value words (xlb_ct_check), always odd, and it is written
+ * last, after XLB_CT_CHECK_BUSY (even, never a check) written first.  A
+ * reader that sees a flow match recomputes it from what it read; a torn
+ * entry (half of one writer, half of another, or a value from before the
+ * key) does not check and counts as a miss: the flow is picked from the
+ * table again and re-inserted.  One entry is one cache line.
+ *
+ * check == 0: a free way.  An insert takes the first free way of its
+ * bucket and a write never frees one (busy is not free), so the ways in
+ * use come first: a lookup stops at the first free way, and a new flow
+ * in a bucket with room reads that way's line alone.  Only a flush
+ * (xlb_dp_ct_flush) frees ways, leaving holes while it runs: a flow
+ * behind one is picked again, as after the flush.
  */
+#define XLB_CT_CHECK_BUSY	2
+
 struct xlb_ct_entry {
 	struct xlb_flow flow;	/* as received */
 	__u32 epoch;		/* backend epoch when the entry was made */
@@ -422,7 +431,7 @@ struct xlb_ct_entry {
 	__u16 backend;
 	__u16 vip;		/* VIP id (for listing entries per VIP),
 				 * | XLB_CT_VIP_CLOSED */
-	__u32 check;		/* see above; 0: free */
+	__u32 check;		/* see above; 0: free, XLB_CT_CHECK_BUSY */
 	__u64 last_seen;	/* bpf_jiffies64(): kernel ticks */
 };
 

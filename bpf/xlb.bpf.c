@@ -488,7 +488,7 @@ static __always_inline void ct_count(int r, __u32 id)
 #define CT_V1_CLOSED	((__u32)XLB_CT_VIP_CLOSED << 16)
 
 /*
- * Write a whole entry for flow f (structs.h: check zeroed first, set
+ * Write a whole entry for flow f (structs.h: check busy first, set
  * last), over whatever the way held.
  */
 static __always_inline void ct_write(struct xlb_ct_entry *e, __u64 h,
@@ -501,7 +501,7 @@ static __always_inline void ct_write(struct xlb_ct_entry *e, __u64 h,
 	__u64 v0 = (__u64)epoch | (__u64)hash << 32;
 	__u32 v1 = (__u32)backend | (__u32)vip << 16;
 
-	CT_V1(e) = 0;
+	CT_V1(e) = (__u64)XLB_CT_CHECK_BUSY << 32;
 	barrier();
 	dst[0] = src[0];
 	dst[1] = src[1];
@@ -547,12 +547,13 @@ static __always_inline int ct_pick(const struct xlb_config *cfg,
 		if (!e)
 			break;
 		v1 = CT_V1(e);
-		if (!(__u32)(v1 >> 32)) {	/* free: the first one is taken */
-			if (vage != ~0ULL) {
-				victim = e;
-				vage = ~0ULL;
-			}
-			continue;
+		/*
+		 * free: taken, and so are the ways after it, which no flow
+		 * has (structs.h): a new flow reads one line, not four
+		 */
+		if (!(__u32)(v1 >> 32)) {
+			victim = e;
+			break;
 		}
 		if (flow_eq(&e->flow, f)) {
 			hit = e;

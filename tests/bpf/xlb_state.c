@@ -756,6 +756,36 @@ TEST_F(lb, ct_torn_entry_is_a_miss_and_is_rewritten)
 	}
 }
 
+/* n flows of VIP v in one bucket, found by their index hash */
+static bool bucket_flows(const struct lb *lb, int v, struct pkt_spec *s,
+			 struct xlb_flow *f, unsigned int n)
+{
+	struct xlb_ct_key key;
+	unsigned int i, k = 0;
+	__u32 cap, bucket = 0;
+
+	if (xlb_dp_ct_capacity(&lb->dp, &cap))
+		return false;
+	xlb_ct_key_derive(&lb->cfg.key, &key);
+	for (i = 0; i < (1u << 24) && k < n; i++) {
+		struct pkt_spec t;
+		struct xlb_flow g;
+		__u32 b;
+
+		lb_spec(lb, v, &t);
+		t.sport = (__u16)(1024 + i % 60000);
+		t.src[0] ^= htonl(i / 60000);
+		g = lb_flow(&t);
+		b = xlb_ct_bucket(xlb_ct_hash(&key, &g), cap / XLB_CT_WAYS);
+		if (k && b != bucket)
+			continue;
+		bucket = b;
+		s[k] = t;
+		f[k++] = g;
+	}
+	return k == n;
+}
+
 /*
  * A bucket holds XLB_CT_WAYS flows; a flow that finds it full takes the
  * way seen longest ago, and the others stay.
@@ -765,32 +795,11 @@ TEST_F(lb, ct_full_bucket_gives_its_oldest_way)
 	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4), way, w;
 	struct pkt_spec s[XLB_CT_WAYS + 1];
 	struct xlb_flow f[XLB_CT_WAYS + 1];
-	struct xlb_ct_key key;
 	struct ct_raw r;
 	struct xlb_ct ct;
-	unsigned int i, n = 0;
-	__u32 cap, bucket = 0;
 
-	ASSERT_EQ(0, xlb_dp_ct_capacity(&self->lb.dp, &cap));
-	xlb_ct_key_derive(&self->lb.cfg.key, &key);
-	/* five flows of the first flow's bucket, found by their index hash */
-	for (i = 0; i < (1u << 24) && n <= XLB_CT_WAYS; i++) {
-		struct pkt_spec t;
-		struct xlb_flow g;
-		__u32 b;
-
-		lb_spec(&self->lb, v, &t);
-		t.sport = (__u16)(1024 + i % 60000);
-		t.src[0] ^= htonl(i / 60000);
-		g = lb_flow(&t);
-		b = xlb_ct_bucket(xlb_ct_hash(&key, &g), cap / XLB_CT_WAYS);
-		if (n && b != bucket)
-			continue;
-		bucket = b;
-		s[n] = t;
-		f[n++] = g;
-	}
-	ASSERT_EQ(XLB_CT_WAYS + 1, n) TH_LOG("no five flows of one bucket");
+	ASSERT_TRUE(bucket_flows(&self->lb, v, s, f, XLB_CT_WAYS + 1))
+		TH_LOG("no five flows of one bucket");
 	for (w = 0; w < XLB_CT_WAYS; w++)
 		ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s[w], &f[w], LB_EXPLAIN,
 				       "filling the bucket", NULL));
@@ -805,6 +814,59 @@ TEST_F(lb, ct_full_bucket_gives_its_oldest_way)
 				TH_LOG("flow %d of the bucket", w);
 	ASSERT_EQ(0, ct_raw_open(&self->lb, &f[XLB_CT_WAYS], &r, &way));
 	EXPECT_LE(0, way);
+	munmap(r.map, r.bytes);
+}
+
+/*
+ * The ways in use come first (structs.h): an insert takes the first free
+ * way, a writer's busy mark is no free way, and a lookup, the data
+ * path's and libxlb's alike, stops at the first free way.  A free way
+ * before one in use is a flush's hole, made here by hand.
+ */
+TEST_F(lb, ct_ways_in_use_come_first_and_a_lookup_stops_at_a_free_one)
+{
+	int v = lb_vip(XLB_FAMILY_INET, K_TCP_IPIP4), way, w;
+	struct xlb_vip_stats vs0, vs1;
+	struct pkt_spec s[3];
+	struct xlb_flow f[3];
+	struct ct_raw r;
+	struct xlb_ct ct;
+
+	ASSERT_TRUE(bucket_flows(&self->lb, v, s, f, 3))
+		TH_LOG("no three flows of one bucket");
+	for (w = 0; w < 3; w++) {
+		ASSERT_TRUE(lb_run_fwd(&self->lb, v, &s[w], &f[w], LB_EXPLAIN,
+				       "filling the bucket", NULL));
+		ASSERT_EQ(0, ct_raw_open(&self->lb, &f[w], &r, &way));
+		EXPECT_EQ(w, way) TH_LOG("flow %d of the bucket", w);
+		munmap(r.map, r.bytes);
+	}
+
+	/* way 0 as a writer leaves it while it writes: flow 1 still hits */
+	ASSERT_EQ(0, ct_raw_open(&self->lb, &f[0], &r, &way));
+	r.bucket[0].check = XLB_CT_CHECK_BUSY;
+	xlb_dp_changed(&self->lb.dp);	/* written behind libxlb */
+	EXPECT_EQ(0, xlb_dp_ct_lookup(&self->lb.dp, &f[1], &ct));
+	ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, v, &vs0));
+	EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s[1], &f[1], LB_EXPLAIN,
+			       "behind a busy way", NULL));
+	ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, v, &vs1));
+	EXPECT_EQ(1, vs1.ct_hits - vs0.ct_hits);
+	EXPECT_EQ(0, vs1.ct_misses - vs0.ct_misses);
+
+	/* way 0 free: flow 1, behind it, is a miss and takes way 0 */
+	r.bucket[0].check = 0;
+	xlb_dp_changed(&self->lb.dp);
+	EXPECT_EQ(-ENOENT, xlb_dp_ct_lookup(&self->lb.dp, &f[1], &ct));
+	EXPECT_EQ(-ENOENT, xlb_dp_ct_lookup(&self->lb.dp, &f[2], &ct));
+	vs0 = vs1;
+	EXPECT_TRUE(lb_run_fwd(&self->lb, v, &s[1], &f[1], LB_EXPLAIN,
+			       "behind a free way", NULL));
+	ASSERT_EQ(0, xlb_dp_vip_stats(&self->lb.dp, v, &vs1));
+	EXPECT_EQ(0, vs1.ct_hits - vs0.ct_hits);
+	EXPECT_EQ(1, vs1.ct_misses - vs0.ct_misses);
+	EXPECT_EQ(0, memcmp(&r.bucket[0].flow, &f[1], sizeof(f[1])));
+	EXPECT_EQ(0, xlb_dp_ct_lookup(&self->lb.dp, &f[1], &ct));
 	munmap(r.map, r.bytes);
 }
 

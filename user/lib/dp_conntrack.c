@@ -111,7 +111,7 @@ static int ct_get(const struct ct_view *v, size_t i,
 /* Word 6 of an entry: backend, vip and check. */
 #define CT_W1	6
 
-/* Write entry i: check zeroed first, written last (as the data path). */
+/* Write entry i: check busy first, written last (as the data path). */
 static int ct_set(const struct ct_view *v, size_t i,
 		  const __u64 w[sizeof(struct xlb_ct_entry) / 8])
 {
@@ -123,7 +123,7 @@ static int ct_set(const struct ct_view *v, size_t i,
 		return bpf_map_update_elem(v->dp->conntrack, &idx, w, BPF_ANY) ?
 			       -errno : 0;
 	dst = (volatile __u64 *)&v->e[i];
-	dst[CT_W1] = 0;
+	dst[CT_W1] = (__u64)XLB_CT_CHECK_BUSY << 32;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (k = 0; k < sizeof(struct xlb_ct_entry) / 8; k++)
 		if (k != CT_W1)
@@ -133,14 +133,18 @@ static int ct_set(const struct ct_view *v, size_t i,
 	return 0;
 }
 
-/* Entry i if it is whole and in use: 0 and *out, else -ENOENT. */
+/*
+ * Entry i if it is whole and in use: 0 and *out, else -ENOENT with *out
+ * as read (CT_FREE tells a free way), or another error if it could not
+ * be read.
+ */
 static int ct_read(const struct ct_view *v, size_t i, struct xlb_ct_entry *out)
 {
 	__u64 w[sizeof(*out) / 8];
 	int ret = ct_get(v, i, w);
 
-	if (ret)
-		return ret;
+	if (ret)	/* an index in range: no lookup answers ENOENT */
+		return ret == -ENOENT ? -EIO : ret;
 	memcpy(out, w, sizeof(*out));
 	if (!out->check ||
 	    out->check != xlb_ct_check(xlb_ct_hash(&v->key, &out->flow), w[5],
@@ -148,6 +152,12 @@ static int ct_read(const struct ct_view *v, size_t i, struct xlb_ct_entry *out)
 		return -ENOENT;
 	return 0;
 }
+
+/*
+ * ct_read's answer r for a free way; the ways after it are free too
+ * (structs.h): lookups and inserts stop there, as the data path does.
+ */
+#define CT_FREE(r, got)	((r) == -ENOENT && !(got).check)
 
 /* First entry of the flow's bucket. */
 static size_t ct_bucket(const struct ct_view *v, const struct xlb_flow *flow,
@@ -176,8 +186,11 @@ int xlb_dp_ct_lookup(const struct xlb_dp *dp, const struct xlb_flow *flow,
 	b = ct_bucket(&v, flow, &h);
 	ret = -ENOENT;
 	for (w = 0; w < XLB_CT_WAYS; w++) {
-		if (ct_read(&v, b + w, &got) ||
-		    memcmp(&got.flow, flow, sizeof(*flow)))
+		int r = ct_read(&v, b + w, &got);
+
+		if (CT_FREE(r, got))
+			break;
+		if (r || memcmp(&got.flow, flow, sizeof(*flow)))
 			continue;
 		*ct = (struct xlb_ct){ .last_seen = got.last_seen,
 				       .epoch = got.epoch, .hash = got.hash,
@@ -207,7 +220,14 @@ static int ct_put(const struct ct_view *v, const struct xlb_flow *flow,
 
 	b = ct_bucket(v, flow, &h);
 	for (w = 0; w < XLB_CT_WAYS; w++) {
-		if (ct_read(v, b + w, &got)) {
+		int r = ct_read(v, b + w, &got);
+
+		if (CT_FREE(r, got)) {
+			victim = b + w;
+			have = true;
+			break;
+		}
+		if (r) {	/* torn or busy: taken before any in use */
 			if (vage != ~0ULL) {
 				victim = b + w;
 				vage = ~0ULL;
