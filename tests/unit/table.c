@@ -466,6 +466,65 @@ TEST(fingerprint_follows_every_slot)
 	}
 }
 
+/* Distinct primaries of t, counted the slow way. */
+static uint32_t count_primaries(const struct xlb_table *t)
+{
+	static uint8_t seen[XLB_BACKEND_NONE + 1];
+	uint32_t s, n = 0;
+
+	memset(seen, 0, sizeof(seen));
+	for (s = 0; s < t->size; s++) {
+		uint16_t id = t->slots[s].primary;
+
+		if (id <= XLB_BACKEND_ID_MAX && !seen[id]) {
+			seen[id] = 1;
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * The digest with the members counted beside it: the same digest, and
+ * the distinct primaries, NONE not among them, ids the specs lack and
+ * ids above all of theirs among them.
+ */
+TEST(fingerprint_members_counts_the_distinct_primaries)
+{
+	struct xlb_table a, c;
+	uint32_t members;
+	uint64_t fp;
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		set_init(&set, 10);
+		set.spec[4].weight = 0;		/* draining: no slots */
+		set.spec[7].state = XLB_BACKEND_DOWN;
+		set.spec[9].id = 4000;
+		build(_metadata, &a, algos[k], &set, M);
+		members = 0;
+		fp = xlb_table_fingerprint_members(&a, set.spec, set.n,
+						   &members);
+		EXPECT_EQ(xlb_table_fingerprint(&a, set.spec, set.n), fp);
+		EXPECT_EQ(8, members);
+		EXPECT_EQ(count_primaries(&a), members);
+
+		/* by hand: an empty slot, an id of no spec, one above all */
+		copy_table(_metadata, &c, &a);
+		c.slots[0].primary = XLB_BACKEND_NONE;
+		c.slots[1].primary = 20;
+		c.slots[2].primary = XLB_BACKEND_ID_MAX;
+		c.slots[3].secondary = XLB_BACKEND_ID_MAX;
+		fp = xlb_table_fingerprint_members(&c, set.spec, set.n,
+						   &members);
+		EXPECT_EQ(xlb_table_fingerprint(&c, set.spec, set.n), fp);
+		EXPECT_EQ(count_primaries(&c), members);
+		EXPECT_EQ(10, members);
+		xlb_table_free(&c);
+		xlb_table_free(&a);
+	}
+}
+
 TEST(diff_counts_exactly_the_changed_primaries)
 {
 	static const size_t changes[] = { 0, 1, 37, 1000, M };

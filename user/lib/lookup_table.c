@@ -363,34 +363,64 @@ static uint64_t rotl64(uint64_t x, int b)
 	return (x << b) | (x >> (64 - b));
 }
 
-uint64_t xlb_table_fingerprint(const struct xlb_table *t,
-			       const struct xlb_backend_spec *b, size_t n)
+/*
+ * One pass over the slots.  The digest is a chain of a multiply per slot,
+ * which leaves the counting of members beside it for free: a bit per id,
+ * NONE's included and taken off at the end.  The names' hashes sit in an
+ * array of the ids up to the largest the specs have: an id above it is
+ * none of theirs and hashes as 0, as NONE does.
+ */
+uint64_t xlb_table_fingerprint_members(const struct xlb_table *t,
+				       const struct xlb_backend_spec *b,
+				       size_t n, uint32_t *members)
 {
 	static const struct xlb_hash_key fp_key = { 0x786c622d66707231ULL,
 						    0x7461626c652d6670ULL };
+	uint64_t seen[(XLB_BACKEND_NONE + 1) / 64];
+	uint32_t top = 0, count = 0, p, q;
 	uint64_t *nh, h;
 	size_t i;
 
-	/* nh[id] = hash of the name behind id; nh[NONE] = 0. */
-	nh = calloc(XLB_BACKEND_NONE + 1, sizeof(*nh));
+	for (i = 0; i < n; i++)
+		if (b[i].id <= XLB_BACKEND_ID_MAX && b[i].name && b[i].id > top)
+			top = b[i].id;
+	/* nh[id] = hash of the name behind id; nh[top + 1] = 0 */
+	nh = calloc((size_t)top + 2, sizeof(*nh));
 	if (!nh)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (b[i].id <= XLB_BACKEND_ID_MAX && b[i].name)
 			nh[b[i].id] = xlb_siphash13(&fp_key, b[i].name,
 						    strlen(b[i].name)) | 1;
+	memset(seen, 0, sizeof(seen));
 	h = 0x9e3779b97f4a7c15ULL ^ t->size;
 	for (i = 0; i < t->size; i++) {
-		uint64_t x = nh[t->slots[i].primary] +
-			     rotl64(nh[t->slots[i].secondary], 29);
+		uint64_t x;
 
+		p = t->slots[i].primary;
+		q = t->slots[i].secondary;
+		seen[p / 64] |= 1ull << p % 64;
+		x = nh[p <= top ? p : top + 1] +
+		    rotl64(nh[q <= top ? q : top + 1], 29);
 		h = (rotl64(h, 27) ^ x) * 0xff51afd7ed558ccdULL;
 	}
 	free(nh);
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ULL;
 	h ^= h >> 33;
+	if (members) {
+		for (i = 0; i < sizeof(seen) / sizeof(seen[0]); i++)
+			count += (uint32_t)__builtin_popcountll(seen[i]);
+		*members = count - (uint32_t)(seen[XLB_BACKEND_NONE / 64] >>
+					      XLB_BACKEND_NONE % 64 & 1);
+	}
 	return h;
+}
+
+uint64_t xlb_table_fingerprint(const struct xlb_table *t,
+			       const struct xlb_backend_spec *b, size_t n)
+{
+	return xlb_table_fingerprint_members(t, b, n, NULL);
 }
 
 size_t xlb_table_diff(const struct xlb_table *a, const struct xlb_table *b)

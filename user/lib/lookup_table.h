@@ -124,6 +124,14 @@ uint64_t xlb_table_fingerprint(const struct xlb_table *t,
 			       const struct xlb_backend_spec *b, size_t n);
 
 /*
+ * The same digest, and in *members the number of distinct backends the
+ * slots name as primary, from the same pass over the slots.
+ */
+uint64_t xlb_table_fingerprint_members(const struct xlb_table *t,
+				       const struct xlb_backend_spec *b,
+				       size_t n, uint32_t *members);
+
+/*
  * Number of slots whose primary id differs; tables must have equal size.
  * xlbd logs it for every table it publishes over one of the same size.
  */

@@ -336,24 +336,6 @@ static int table_prepare(struct xlbd *d, size_t vi, struct table_job *j,
 	return 0;
 }
 
-/* Distinct primaries of t: one pass, whatever the number of backends. */
-static uint32_t table_members(const struct xlb_table *t)
-{
-	uint64_t seen[(XLB_BACKEND_ID_MAX + 64) / 64];
-	uint32_t s, n = 0;
-
-	memset(seen, 0, sizeof(seen));
-	for (s = 0; s < t->size; s++) {
-		uint16_t id = t->slots[s].primary;
-
-		if (id > XLB_BACKEND_ID_MAX || seen[id / 64] & (1ull << id % 64))
-			continue;
-		seen[id / 64] |= 1ull << id % 64;
-		n++;
-	}
-	return n;
-}
-
 /*
  * On workers: no daemon state is touched but the job and the maps.  A
  * table is built (a twin takes its builder's: table_twin_ref), then
@@ -411,8 +393,8 @@ static void table_publish(struct xlb_dp *dp, struct table_job *j)
 		j->members = tw->members;
 		return;
 	}
-	j->fingerprint = xlb_table_fingerprint(&j->t, j->specs, j->n);
-	j->members = table_members(&j->t);
+	j->fingerprint = xlb_table_fingerprint_members(&j->t, j->specs, j->n,
+						       &j->members);
 }
 
 struct table_jobs {
