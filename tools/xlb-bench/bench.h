@@ -74,6 +74,12 @@ struct fig {
 	double baseline;	/* 0: none */
 	const char *baseline_what;
 	int runs;
+	/*
+	 * The goal an issue set for value (in its unit), 0 for none; printed
+	 * beside the figure and gathered by make bench's report ("Goals").
+	 */
+	double goal;
+	const char *goal_what;
 	char params[768];	/* JSON members: "k":v,... */
 	char extra[384];	/* the subcommand's own keys, JSON members */
 };

@@ -316,8 +316,9 @@ static void ctl_print(const struct opts *o, const char *name, double *v,
 	/* a part of a figure has no goal of its own (goal < 0) */
 	if (o->json) {
 		snprintf(g, sizeof(g), goal < 0 ? "null" : "%.3f", goal);
-		printf("{\"bench\":\"control\",\"name\":\"%s\",\"unit\":\"ms\",\"median\":%.3f,\"min\":%.3f,\"max\":%.3f,\"runs\":%d,\"goal\":%s,\"params\":\"%s\"}\n",
-		       name, v[n / 2], v[0], v[n - 1], n, g, params);
+		printf("{\"bench\":\"control\",\"name\":\"%s\",\"unit\":\"ms\",\"median\":%.3f,\"min\":%.3f,\"max\":%.3f,\"runs\":%d,\"goal\":%s,\"goal_is\":%s,\"params\":\"%s\"}\n",
+		       name, v[n / 2], v[0], v[n - 1], n, g,
+		       goal < 0 ? "null" : "\"issue 17\"", params);
 	} else {
 		snprintf(g, sizeof(g), goal < 0 ? "-" : "%.1f", goal);
 		printf("%-30s %10.3f %10.3f %10.3f %5d %8s  %s\n", name,

@@ -40,6 +40,9 @@ void fig_json(const struct fig *f)
 		json_object_put(what);
 	} else
 		printf("\"baseline\":null,\"ratio\":null,");
+	if (f->goal > 0)
+		printf("\"goal\":%.10g,\"goal_is\":\"%s\",", f->goal,
+		       f->goal_what ? f->goal_what : "");
 	printf("\"params\":{%s}%s%s}\n", f->params, f->extra[0] ? "," : "",
 	       f->extra);
 	fflush(stdout);
@@ -54,6 +57,8 @@ void fig_text(const struct fig *f)
 	if (f->baseline > 0)
 		printf("  x%.2f of %.6g (%s)", f->value / f->baseline,
 		       f->baseline, f->baseline_what);
+	if (f->goal > 0)
+		printf("  goal %.6g (%s)", f->goal, f->goal_what);
 	printf("\n");
 	fflush(stdout);
 }

@@ -191,6 +191,8 @@ int bench_memory(const struct opts *o)
 	MEM_FIG("memory.vip_total.M65537", vip_fixed + table_default,
 		vip_payload + 4.0 * 65537, "keys + values + 4-byte slots");
 	PARAM(&f, "\"M\":65537,\"note\":\"the default table size\"");
+	f.goal = 300 * 1024;	/* issue 17: 300 KiB */
+	f.goal_what = "issue 17";
 	fig_emit(o, &f);
 
 	MEM_FIG("memory.backend", per_entry(&be) + per_entry(&bstats),

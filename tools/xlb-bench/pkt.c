@@ -114,7 +114,8 @@ static void pkt_report(const struct opts *o, const struct path *pa,
 	if (pa->zipf)
 		PARAM(&f, ",\"zipf_s\":%.2f,\"zipf_seed\":%llu", ZIPF_S,
 		      (unsigned long long)ZIPF_SEED);
-	if (pa->target && !o->against) {
+	/* the goals are for the default table: Katran's 1M flows (issue 21) */
+	if (pa->target && !o->against && !o->ct_entries) {
 		PARAM(&f, ",\"target_ratio\":%.2f,\"target_what\":\"%s\"",
 		      pa->target, pa->expect == XDP_PASS ?
 		      "1.2 x XDP_TX" : "0.6 x Katran (issue 21)");

@@ -78,6 +78,16 @@ def normalise(r, part):
     else:
         return None
     fig["part"] = part
+    # the goal an issue set for the figure: on its value, or (the data
+    # path's, pkt) on its ratio to the baseline
+    fig["goal"] = None
+    pr = fig["parameters"]
+    if r.get("goal") is not None:
+        fig["goal"] = {"value": r["goal"], "on": "value",
+                       "what": r.get("goal_is") or ""}
+    elif pr.get("target_ratio") is not None:
+        fig["goal"] = {"value": pr["target_ratio"], "on": "ratio",
+                       "what": pr.get("target_what", "")}
     return fig
 
 
@@ -160,6 +170,8 @@ def human(v, unit):
         return f"{v:.1f} B"
     if unit in ("insns", "packets"):
         return f"{v:.0f} {unit}"
+    if unit == "ms" and abs(v) < 10:
+        return f"{v:.3f} ms"
     return f"{v:.1f} {unit}"
 
 
@@ -221,6 +233,46 @@ for title, prefix in sections:
           f"{rng(f)}".rstrip())
         if f["name"].startswith("control."):
             w(f"     {f['parameters']['what']}")
+
+
+def goal_rows():
+    """(figure, measured, goal, measured / goal, verdict, what) of each
+    figure with a goal: a figure at most its goal meets it"""
+    rows = []
+    for f in figures:
+        g = f.get("goal")
+        if not g:
+            continue
+        if g["on"] == "ratio":
+            got = f.get("ratio")
+            shown, want = f"{got:.2f} x" if got is not None else "-", \
+                f"{g['value']:.2f} x"
+        else:
+            got = f["value"]
+            shown, want = human(got, f["unit"]), human(g["value"], f["unit"])
+        if got is None:
+            rows.append((f["name"], shown, want, "-", "not measured",
+                         g["what"]))
+            continue
+        q = got / g["value"]
+        rows.append((f["name"], shown, want, f"{q:.2f}",
+                     "met" if q <= 1 else f"over by {q - 1:.0%}",
+                     g["what"]))
+    return rows
+
+
+goals = goal_rows()
+if goals:
+    w("")
+    w("== Goals: each figure against the goal its issue set (ratio goals:"
+      " to the baseline)")
+    w(f"   {'figure':<34} {'measured':>13} {'goal':>13} {'of goal':>8}  "
+      "verdict")
+    for name, shown, want, q, verdict, what in goals:
+        w(f"   {name:<34} {shown:>13} {want:>13} {q:>8}  {verdict}"
+          + (f" ({what})" if what else ""))
+    met = sum(1 for g in goals if g[4] == "met")
+    w(f"   {met} of {len(goals)} goals met in this run")
 bad = [p for p in parts if p["status"] == "failed"]
 skipped = [p for p in parts if p["status"] in ("skipped", "absent")]
 wide = [f["name"] for f in figures if f["wide_spread"]]
@@ -263,6 +315,12 @@ for title, prefix in sections:
                   f"{base} | {ratio} | {rng(f)} |")
 for p in skipped:
     md.append(f"| {p['name']}: not run | {p['note']} | | | |")
+if goals:
+    md += ["", "| figure with a goal | measured | goal | of goal | verdict |",
+           "|---|---:|---:|---:|---|"]
+    for name, shown, want, q, verdict, what in goals:
+        md.append(f"| `{name}` | {shown} | {want} | {q} | {verdict}"
+                  + (f" ({what})" if what else "") + " |")
 md.append("")
 md.append("(!): min-max spread wider than "
           f"{spread_warn:.0%} of the value.")
