@@ -32,7 +32,8 @@ fuzz() {
 		-print_final_stats=1 -artifact_prefix="$tmp/" \
 		"$tmp/$name" "$seeds" >"$tmp/$name.log" 2>&1
 	rc=$?
-	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$name.log")
+	# a crash report prints the stats twice
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$name.log" | tail -1)
 	if [[ $rc -ne 0 ]]; then
 		cp -r "$tmp" "/tmp/xlb-fuzz-$$" 2>/dev/null
 		tap_result 1 "$name fuzzer: $runs inputs, no crash, leak or broken property" \

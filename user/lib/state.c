@@ -171,6 +171,8 @@ static void arr_remove(void *arr, size_t *n, size_t sz, size_t pos,
 {
 	char *a = arr;
 
+	if (!count)	/* a VIP without backends: the array may be NULL */
+		return;
 	memmove(a + pos * sz, a + (pos + count) * sz,
 		(*n - pos - count) * sz);
 	*n -= count;
