@@ -133,6 +133,8 @@ struct path {
 	int full;		/* new flows on a full connection table */
 	double target;		/* goal: ratio to the XDP_TX-only program
 				 * (issue 21's 0.6 x Katran); 0: none */
+	int cold;		/* every call reads a line no cache holds: a
+				 * new flow's bucket in the default table */
 };
 
 /*

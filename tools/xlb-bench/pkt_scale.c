@@ -240,7 +240,7 @@ static void ct_fig(struct fig *f, const char *what, const struct ct_level *l)
 
 int bench_pkt_scale(const struct opts *o)
 {
-	static const struct path vip_spread = { "vip_spread", 4, VIP4, 80, 0, XDP_TX, 0, 0, 0, 0, 0 };
+	static const struct path vip_spread = { "vip_spread", 4, VIP4, 80, 0, XDP_TX, 0, 0, 0, 0, 0, 0 };
 	struct pkt_bench b = {};
 	struct xlb_err err = { "" };
 	const struct path *ct_hit = &paths[1], *new_flow = &paths[2];

@@ -88,6 +88,10 @@ def normalise(r, part):
     elif pr.get("target_ratio") is not None:
         fig["goal"] = {"value": pr["target_ratio"], "on": "ratio",
                        "what": pr.get("target_what", "")}
+        # a packet that reads a line no cache holds: the XDP_TX-only
+        # program plus one miss to memory, which no build goes under
+        if pr.get("miss_floor_ratio") is not None:
+            fig["goal"]["floor"] = pr["miss_floor_ratio"]
     return fig
 
 
@@ -255,9 +259,14 @@ def goal_rows():
                          g["what"]))
             continue
         q = got / g["value"]
+        what = g["what"]
+        if g.get("floor") is not None:
+            fl = g["floor"]
+            what += (f"; one miss to memory alone: {fl:.2f} x, "
+                     + ("above the goal" if fl > g["value"] else
+                        f"{g['value'] - fl:.2f} x under the goal"))
         rows.append((f["name"], shown, want, f"{q:.2f}",
-                     "met" if q <= 1 else f"over by {q - 1:.0%}",
-                     g["what"]))
+                     "met" if q <= 1 else f"over by {q - 1:.0%}", what))
     return rows
 
 
