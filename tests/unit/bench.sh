@@ -55,10 +55,10 @@ check "bad --conntrack-entries, or it with another part than pkt, exits 2" \
 	'[[ $($BENCH --conntrack-entries 255 pkt 2>&1 >/dev/null) == *--conntrack-entries* ]] &&
 	 { $BENCH --conntrack-entries 1e3 pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
 	 [[ $($BENCH --conntrack-entries 1000 tables 2>&1 >/dev/null) == *"pkt only"* ]]'
-check "an unknown --path, or it with another part than pkt, exits 2 naming it" \
+check "an unknown --path, or it with another part than pkt and pkt-mq, exits 2 naming it" \
 	'[[ $($BENCH --path nosuch pkt 2>&1 >/dev/null) == *nosuch*ct_hit_rotate* ]] &&
 	 { $BENCH --path nosuch pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
-	 [[ $($BENCH --path ct_hit tables 2>&1 >/dev/null) == *"pkt only"* ]]'
+	 [[ $($BENCH --path ct_hit tables 2>&1 >/dev/null) == *"pkt and pkt-mq only"* ]]'
 check "bad --against, or it with another part than pkt, exits 2" \
 	'[[ $($BENCH --against "$tmp/none.o" pkt 2>&1 >/dev/null) == *--against* ]] &&
 	 { $BENCH --against "$tmp/none.o" pkt 2>/dev/null; [[ $? -eq 2 ]]; } &&
@@ -181,6 +181,31 @@ p = [r for r in recs if r[\"bench\"] == \"pkt\"]
 assert [r[\"name\"] for r in p] == [\"pkt_ct1000.ct_hit\"], p
 assert p[0][\"params\"][\"conntrack_entries\"] == 1000 and \"target_ratio\" not in p[0][\"params\"], p
 " <<<"$out"'
+	# every CPU at once: one figure per path, both ratios beside it, and
+	# no network namespace left behind (one per CPU while it runs)
+	ns_before=$(lsns -n -t net 2>/dev/null | wc -l)
+	out=$($BENCH --quick -j pkt-mq 2>&1)
+	check "pkt-mq: issue 21's paths on every CPU at once and on one alone" \
+		'python3 -c "
+import json, os, sys
+recs = [json.loads(l) for l in sys.stdin.read().splitlines()]
+p = {r[\"path\"]: r for r in recs if r[\"bench\"] == \"pkt\"}
+assert [r[\"name\"] for r in recs] == [\"pkt_mq.\" + n for n in p], recs
+assert list(p) == [\"non_vip_pass\", \"ct_hit\", \"new_flow\", \"ct_hit_rotate\", \"ct_hit_zipf\"], list(p)
+for r in p.values():
+    q = r[\"params\"]
+    assert q[\"cpus\"] == len(os.sched_getaffinity(0)) >= 2, q
+    assert r[\"baseline_ns\"] > 0 and r[\"ns\"] > 0 and q[\"alone_ns\"] > 0 and q[\"alone_baseline_ns\"] > 0, r
+    assert r[\"min\"] <= r[\"value\"] <= r[\"max\"], r
+    assert q[\"together_over_alone_min\"] <= q[\"together_over_alone\"] <= q[\"together_over_alone_max\"], q
+    assert q[\"together_ratio\"] > 0 and q[\"alone_ratio\"] > 0, q
+" <<<"$out"'
+	check "pkt-mq leaves no network namespace behind" \
+		'[[ $(lsns -n -t net 2>/dev/null | wc -l) -eq $ns_before ]]'
+	check "pkt-mq --path: one path of its own, or exit 2 naming its paths" \
+		'[[ $($BENCH --quick -j --path ct_hit pkt-mq 2>&1 | grep -c "\"name\":\"pkt_mq\.ct_hit\"") -eq 1 ]] &&
+		 { $BENCH --quick --path stateless pkt-mq >/dev/null 2>"$tmp/err"; [[ $? -eq 2 ]]; } &&
+		 grep -q "not a path of pkt-mq; known: non_vip_pass ct_hit" "$tmp/err"'
 	cp $O/xlb_reflect.bpf.o "$tmp/other.o"
 	printf 'not an ELF object\n' >"$tmp/text.o"
 	check "pkt --against an object without xlb_main, or no object, fails naming it" \
@@ -235,7 +260,7 @@ for f in figs:
 groups = {n.split(\".\")[0] for n in names}
 want = {\"tables\"}
 if os.environ[\"ROOT\"] == \"1\":
-    want |= {\"verifier\", \"memlat\", \"pkt\", \"pkt_ct1000\", \"pkt_vips\", \"pkt_ct\", \"publish\", \"memory\", \"live\"}
+    want |= {\"verifier\", \"memlat\", \"pkt\", \"pkt_ct1000\", \"pkt_mq\", \"pkt_vips\", \"pkt_ct\", \"publish\", \"memory\", \"live\"}
     if os.path.exists(\"'"$O"'/xlbd\"):
         want.add(\"control\")
     if os.environ[\"EDGE\"] == \"1\":

@@ -43,6 +43,7 @@ struct opts {
 int bench_tables(const struct opts *o);
 int bench_pkt(const struct opts *o);
 int bench_pkt_scale(const struct opts *o);
+int bench_pkt_mq(const struct opts *o);
 int bench_publish(const struct opts *o);
 int bench_memory(const struct opts *o);
 int bench_control(const struct opts *o);

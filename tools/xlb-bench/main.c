@@ -8,6 +8,7 @@
  *              the verifier's figures for the program
  *   pkt-scale  the same against the number of VIPs and the occupancy of the
  *              connection table
+ *   pkt-mq     issue 21's paths on every CPU at once, beside one CPU alone
  *   publish    a table written and switched on a loaded data path, and
  *              forwarding while tables are published
  *   memory     bytes per connection entry, table, VIP and backend, as the
@@ -58,6 +59,9 @@ static void usage(FILE *f)
 		"             (needs root)\n"
 		"  pkt-scale  ns per packet against the number of VIPs and the\n"
 		"             connection table's occupancy (needs root)\n"
+		"  pkt-mq     ns per packet with every CPU running test runs at\n"
+		"             once, against one CPU alone: what lines shared between\n"
+		"             CPUs cost (needs root and two CPUs)\n"
 		"  publish    a table written and switched on a loaded data path, for\n"
 		"             each M; forwarding while tables are published (needs root)\n"
 		"  memory     bytes per connection entry, table, VIP and backend, from\n"
@@ -78,11 +82,11 @@ static void usage(FILE *f)
 		"  -j, --json       one JSON object per figure\n"
 		"  --runs N         tables, publish, control: repetitions per figure\n"
 		"                   (default 21)\n"
-		"  --calls N        pkt, pkt-scale: test runs per path and round\n"
-		"                   (default 100000)\n"
-		"  --rounds N       pkt, pkt-scale: rounds, each with its own baseline\n"
-		"                   (default 10)\n"
-		"  --path NAME      pkt: only this path\n"
+		"  --calls N        pkt, pkt-scale, pkt-mq: test runs per path and\n"
+		"                   round (pkt-mq: per CPU; default 100000)\n"
+		"  --rounds N       pkt, pkt-scale, pkt-mq: rounds, each with its own\n"
+		"                   baseline (default 10)\n"
+		"  --path NAME      pkt, pkt-mq: only this path\n"
 		"  --only PART      control: only this part: change (change -> live),\n"
 		"                   apply (large configurations) or restart\n"
 		"  --vips LIST      pkt-scale: VIP counts (default 1,100,1000);\n"
@@ -274,11 +278,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xlb-bench: --conntrack-entries is for pkt only\n");
 		return 2;
 	}
-	if (o.path && strcmp(cmd, "pkt")) {
-		fprintf(stderr, "xlb-bench: --path is for pkt only\n");
+	if (o.path && strcmp(cmd, "pkt") && strcmp(cmd, "pkt-mq")) {
+		fprintf(stderr, "xlb-bench: --path is for pkt and pkt-mq only\n");
 		return 2;
 	}
-	if (o.path) {
+	if (o.path && !strcmp(cmd, "pkt")) {
 		size_t i;
 
 		for (i = 0; i < NPATHS && strcmp(o.path, paths[i].name); i++)
@@ -298,6 +302,8 @@ int main(int argc, char **argv)
 		return bench_pkt(&o);
 	if (!strcmp(cmd, "pkt-scale"))
 		return bench_pkt_scale(&o);
+	if (!strcmp(cmd, "pkt-mq"))
+		return bench_pkt_mq(&o);
 	if (!strcmp(cmd, "publish"))
 		return bench_publish(&o);
 	if (!strcmp(cmd, "memory"))
@@ -308,7 +314,7 @@ int main(int argc, char **argv)
 		return bench_path(&o, argc - optind, argv + optind);
 	if (!strcmp(cmd, "cluster"))
 		return bench_script(&o, "cluster", argc - optind, argv + optind);
-	fprintf(stderr, "xlb-bench: unknown subcommand \"%s\"; known: tables, pkt, pkt-scale, publish, memory, control, path, cluster\n",
+	fprintf(stderr, "xlb-bench: unknown subcommand \"%s\"; known: tables, pkt, pkt-scale, pkt-mq, publish, memory, control, path, cluster\n",
 		cmd);
 	return 2;
 }

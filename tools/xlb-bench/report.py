@@ -190,6 +190,8 @@ sections = [
     ("This machine's memory: one miss to memory, one TLB miss", "memlat."),
     ("Per packet, BPF_PROG_TEST_RUN (baseline: XDP_TX-only program)", "pkt."),
     ("Per packet, connection table of 1000 flows", "pkt_ct1000."),
+    ("Per packet, every CPU at once (baseline: XDP_TX-only program, the"
+     " same way)", "pkt_mq."),
     ("Per packet against the number of VIPs", "pkt_vips."),
     ("Per packet against connection-table occupancy", "pkt_ct."),
     ("Forwarding rate through a veth pair", "path."),

@@ -84,6 +84,9 @@ run_part verifier+pkt root 60 pkt
 # the same paths with a 1000-flow connection table: the size other XDP
 # balancers run with in this harness when no per-CPU tables are set up
 run_part pkt-ct1000 root 60 --conntrack-entries 1000 pkt
+# issue 21's paths on every CPU at once, beside one CPU alone: what lines
+# shared between CPUs cost (pkt_mq.c)
+run_part pkt-mq root 60 pkt-mq
 run_part pkt-scale root 120 pkt-scale
 run_part tables user 20 tables
 run_part publish root 5 publish
