@@ -17,9 +17,10 @@
  * shared lines cost, within the noise of the machine.
  *
  * The CPUs send what separate queues would: one flow (ct_hit: its entry
- * read by every CPU, cached in each CPU's flow cache), the 4096 rotating
- * flows a share of a turn apart (each entry read by every CPU), Zipf draws
- * of their own, new flows of their own (inserts into one shared table).
+ * read by every CPU, cached in each CPU's flow cache), 4096 rotating
+ * flows each (as RSS gives each queue flows of its own), Zipf draws of
+ * their own over the same 100 000 flows, new flows of their own (inserts
+ * into one shared table).
  *
  * Each CPU's test runs are made from a network namespace of its own.  A
  * test run takes its packet's receive queue from the loopback device of
@@ -55,6 +56,28 @@ static const char *const mq_paths[] = {
 
 #define MQ_NPATHS	ARRAY_SIZE(mq_paths)
 
+/*
+ * What a CPU sends: gen's context (g, for gen_new_flow and gen_zipf), and
+ * for the rotating flows the client its 4096 flows come from: the first
+ * CPU's are pkt's own (gen_rotate's client 7), each other CPU's another
+ * 4096, far from any other path's flows.
+ */
+struct mq_gen {
+	struct new_flow_gen g;
+	__u32 client;
+};
+
+#define MQ_ROTATE_CLIENT(cpu)	(7u + ((__u32)(cpu) << 12))
+
+static size_t mq_gen_rotate(void *ctx, long i, __u8 *buf)
+{
+	const struct mq_gen *m = ctx;
+	long k = (m->g.base + i) % m->g.pa->rotate;
+
+	return make_packet(buf, m->g.pa->family, m->g.pa->dst, m->g.pa->dport,
+			   (__u16)(1024 + k), m->client);
+}
+
 /* The start: every worker pinned and waiting, then all at once. */
 struct mq_start {
 	int ready, go, abort;
@@ -66,7 +89,7 @@ struct mq_worker {
 	int cpu, base_fd, main_fd, netns;
 	long calls;
 	pkt_gen gen;
-	struct new_flow_gen g;
+	struct mq_gen g;
 	struct mq_start *start;
 	double base, ns;
 	int ret;
@@ -89,7 +112,8 @@ static void *mq_run(void *arg)
 	else
 		w->ret = pinned ? pinned :
 			 run_pair(w->b, w->base_fd, w->main_fd, w->pa,
-				  w->calls, w->gen, &w->g, &w->base, &w->ns,
+				  w->calls, w->gen, w->gen == mq_gen_rotate ?
+				  (void *)&w->g : (void *)&w->g.g, &w->base, &w->ns,
 				  NULL);
 	return NULL;
 }
@@ -119,11 +143,11 @@ static int mq_measure(struct pkt_bench *b, const struct path *pa,
 			.base_fd = base_fd,
 			.main_fd = main_fd, .calls = calls, .start = &start,
 			.gen = pa->new_flow ? gen_new_flow :
-			       pa->rotate ? gen_rotate :
+			       pa->rotate ? mq_gen_rotate :
 			       pa->zipf ? gen_zipf : NULL,
-			.g = { pa, pa->new_flow ? flows + (long)i * MQ_CPU_FLOWS :
-				   pa->rotate ? (long)i * pa->rotate / n :
-				   (long)i * MQ_CPU_FLOWS },
+			.g = { { pa, pa->new_flow ? flows + (long)i * MQ_CPU_FLOWS :
+				     pa->rotate ? 0 : (long)i * MQ_CPU_FLOWS },
+			       MQ_ROTATE_CLIENT(i) },
 		};
 	}
 	for (i = 0; i < n; i++) {
@@ -247,7 +271,7 @@ int bench_pkt_mq(const struct opts *o)
 	struct xlb_err err = { "" };
 	const struct path *sel[MQ_NPATHS];
 	int cpus[MQ_MAX_CPUS], netns[MQ_MAX_CPUS], n = 0, nr = o->rounds;
-	int np = 0, r, ret = 0;
+	int np = 0, r, c, ret = 0;
 	double *v = NULL;
 	cpu_set_t set;
 	size_t i;
@@ -309,6 +333,14 @@ int bench_pkt_mq(const struct opts *o)
 
 			if (pa->rotate || pa->zipf)
 				ret = establish(main_fd, pa);
+			/* the other CPUs' rotating flows */
+			for (c = 1; !ret && pa->rotate && c < n; c++) {
+				struct mq_gen m = { { pa, 0 }, MQ_ROTATE_CLIENT(c) };
+				double x;
+
+				ret = run_case(main_fd, pa, 0, pa->rotate,
+					       mq_gen_rotate, &m, &x);
+			}
 			/* which goes first changes from round to round */
 			if (!ret && r % 2)
 				ret = mq_measure(&b, pa, cpus, netns, 1, o->calls, flows,

@@ -233,6 +233,9 @@ for title, prefix in sections:
         pr = f["parameters"]
         if "ratio_min" in pr:
             ratio += f" ({pr['ratio_min']:.2f}-{pr['ratio_max']:.2f})"
+        if "together_over_alone" in pr:
+            ratio += (f" (alone {pr['alone_ratio']:.2f}; together/alone "
+                      f"{pr['together_over_alone']:.3f})")
         mark = "!" if f["wide_spread"] else " "
         w(f" {mark} {f['name']:<34} {human(f['value'], f['unit']):>13} "
           f"{human(f['baseline'], f['unit']):>13} {ratio:>17}  "
@@ -320,6 +323,9 @@ for title, prefix in sections:
         pr = f["parameters"]
         if "ratio_min" in pr:
             ratio += f" ({pr['ratio_min']:.2f}-{pr['ratio_max']:.2f})"
+        if "together_over_alone" in pr:
+            ratio += (f" (alone {pr['alone_ratio']:.2f}; together/alone "
+                      f"{pr['together_over_alone']:.3f})")
         base = human(f["baseline"], f["unit"]) if f["baseline"] else ""
         mark = " (!)" if f["wide_spread"] else ""
         md.append(f"| `{f['name']}`{mark} | {human(f['value'], f['unit'])} | "
