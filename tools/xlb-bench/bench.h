@@ -153,6 +153,13 @@ struct path {
 /* The paths pkt measures, in its order. */
 extern const struct path paths[13];
 #define NPATHS	ARRAY_SIZE(paths)
+/* The path of pkt called name, or NULL. */
+const struct path *path_find(const char *name);
+/*
+ * Where flows far from any other's start: new flows and Zipf draws of
+ * another build (--against) or of another CPU (pkt-mq).
+ */
+#define FLOWS_APART	(1L << 32)
 
 /*
  * What the data path did with a path's measured calls (its VIP's

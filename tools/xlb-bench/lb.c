@@ -275,6 +275,16 @@ int path_vip(const struct path *pa)
 	return pa->family == 4 ? VIP_IPIP : VIP_V6;
 }
 
+const struct path *path_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NPATHS; i++)
+		if (!strcmp(paths[i].name, name))
+			return &paths[i];
+	return NULL;
+}
+
 const struct path baseline_path = { "baseline", 4, VIP4, 80, 0, XDP_TX, 0, 0, 0, 0, 0, 0 };
 
 size_t gen_new_flow(void *ctx, long i, __u8 *buf)
@@ -516,8 +526,6 @@ int against_load(struct pkt_bench *b, const char *against,
  */
 #define PAIR_BLOCK	256
 
-/* First new flow of an --against build: far from any of this build's. */
-#define AGAINST_FLOWS	(1L << 32)
 
 /* Add what the VIP's counters and the guard say now (sign: +1 or -1). */
 static void mix_read(const struct pkt_bench *b, const struct path *pa,
@@ -546,7 +554,7 @@ int run_pair(const struct pkt_bench *bench, int base_fd, int prog_fd,
 		n = calls - done < PAIR_BLOCK ? calls - done : PAIR_BLOCK;
 		if (bench->against) {
 			/* the same path; new flows of its own, never this one's */
-			struct new_flow_gen g = { pa, AGAINST_FLOWS };
+			struct new_flow_gen g = { pa, FLOWS_APART };
 
 			if (gen)
 				g.base += ((struct new_flow_gen *)ctx)->base;
@@ -558,7 +566,7 @@ int run_pair(const struct pkt_bench *bench, int base_fd, int prog_fd,
 			if (gen == gen_rotate)
 				g.base = pa->rotate / 2;
 			if (gen == gen_zipf)
-				g.base = AGAINST_FLOWS;
+				g.base = FLOWS_APART;
 			ret = run_case(base_fd, pa, done, n, gen, &g, &x);
 		} else {
 			ret = run_case(base_fd, &baseline_path, 0, n, NULL,

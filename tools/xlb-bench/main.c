@@ -282,19 +282,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xlb-bench: --path is for pkt and pkt-mq only\n");
 		return 2;
 	}
-	if (o.path && !strcmp(cmd, "pkt")) {
+	if (o.path && !strcmp(cmd, "pkt") && !path_find(o.path)) {
 		size_t i;
 
-		for (i = 0; i < NPATHS && strcmp(o.path, paths[i].name); i++)
-			;
-		if (i == NPATHS) {
-			fprintf(stderr, "xlb-bench: --path %s is not a path of pkt; known:",
-				o.path);
-			for (i = 0; i < NPATHS; i++)
-				fprintf(stderr, " %s", paths[i].name);
-			fprintf(stderr, "\n");
-			return 2;
-		}
+		fprintf(stderr, "xlb-bench: --path %s is not a path of pkt; known:",
+			o.path);
+		for (i = 0; i < NPATHS; i++)
+			fprintf(stderr, " %s", paths[i].name);
+		fprintf(stderr, "\n");
+		return 2;
 	}
 	if (!strcmp(cmd, "tables"))
 		return bench_tables(&o);

@@ -93,7 +93,7 @@ static void pkt_report(const struct opts *o, const struct path *pa,
 	double hit = m->ct_hits / c, cache = m->cache_hits / c;
 	double ins = (m->new_flows - m->refused) / c;
 	int nr = o->rounds, r;
-	char tgt[16] = "", floor[16] = "";
+	char tgt[16] = "", flr[16] = "";
 
 	for (r = 0; r < nr; r++)
 		ratio[r] = ns[r] / base[r];
@@ -133,7 +133,7 @@ static void pkt_report(const struct opts *o, const struct path *pa,
 	    base_med > 0) {
 		PARAM(&f, ",\"miss_ns\":%.1f,\"miss_floor_ratio\":%.2f",
 		      miss_ns, (base_med + miss_ns) / base_med);
-		snprintf(floor, sizeof(floor), "%.2f",
+		snprintf(flr, sizeof(flr), "%.2f",
 			 (base_med + miss_ns) / base_med);
 	}
 	if (o->json) {
@@ -143,7 +143,7 @@ static void pkt_report(const struct opts *o, const struct path *pa,
 	} else {
 		printf("%-17s %7.1f %7.1f %7.1f %8.1f %6.2f %6s %6s %6.3f %6.3f %6.3f\n",
 		       pa->name, f.value, f.min, f.max, base_med,
-		       f.value / base_med, tgt, floor, hit, cache, ins);
+		       f.value / base_med, tgt, flr, hit, cache, ins);
 	}
 }
 

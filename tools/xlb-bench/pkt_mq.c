@@ -46,8 +46,6 @@
 #include "bench.h"
 
 #define MQ_MAX_CPUS	64
-/* New flows, Zipf draws: each CPU's far from any other's (lb.c's idea) */
-#define MQ_CPU_FLOWS	(1L << 32)
 
 /* The paths, by their names in pkt's table. */
 static const char *const mq_paths[] = {
@@ -57,8 +55,9 @@ static const char *const mq_paths[] = {
 #define MQ_NPATHS	ARRAY_SIZE(mq_paths)
 
 /*
- * What a CPU sends: gen's context (g, for gen_new_flow and gen_zipf), and
- * for the rotating flows the client its 4096 flows come from: the first
+ * What a CPU sends: gen's context (g, first, so that a struct mq_gen is
+ * also gen_new_flow's and gen_zipf's), and for the rotating flows the
+ * client its 4096 flows come from: the first
  * CPU's are pkt's own (gen_rotate's client 7), each other CPU's another
  * 4096, far from any other path's flows.
  */
@@ -112,8 +111,7 @@ static void *mq_run(void *arg)
 	else
 		w->ret = pinned ? pinned :
 			 run_pair(w->b, w->base_fd, w->main_fd, w->pa,
-				  w->calls, w->gen, w->gen == mq_gen_rotate ?
-				  (void *)&w->g : (void *)&w->g.g, &w->base, &w->ns,
+				  w->calls, w->gen, &w->g, &w->base, &w->ns,
 				  NULL);
 	return NULL;
 }
@@ -145,8 +143,8 @@ static int mq_measure(struct pkt_bench *b, const struct path *pa,
 			.gen = pa->new_flow ? gen_new_flow :
 			       pa->rotate ? mq_gen_rotate :
 			       pa->zipf ? gen_zipf : NULL,
-			.g = { { pa, pa->new_flow ? flows + (long)i * MQ_CPU_FLOWS :
-				     pa->rotate ? 0 : (long)i * MQ_CPU_FLOWS },
+			.g = { { pa, pa->new_flow ? flows + (long)i * FLOWS_APART :
+				     pa->rotate ? 0 : (long)i * FLOWS_APART },
 			       MQ_ROTATE_CLIENT(i) },
 		};
 	}
@@ -225,16 +223,6 @@ static void mq_netns_close(int *fds, int n)
 			close(fds[i]);
 }
 
-static const struct path *path_named(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < NPATHS; i++)
-		if (!strcmp(paths[i].name, name))
-			return &paths[i];
-	return NULL;
-}
-
 static void mq_report(const struct opts *o, const struct path *pa, int n,
 		      double *ns, double *base, double *all, double *one,
 		      double *rel, double *ns1, double *base1)
@@ -278,7 +266,7 @@ int bench_pkt_mq(const struct opts *o)
 
 	for (i = 0; i < MQ_NPATHS; i++)
 		if (!o->path || !strcmp(o->path, mq_paths[i]))
-			sel[np++] = path_named(mq_paths[i]);
+			sel[np++] = path_find(mq_paths[i]);
 	if (!np) {
 		fprintf(stderr, "xlb-bench: --path %s is not a path of pkt-mq; known:",
 			o->path);
